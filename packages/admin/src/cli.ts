@@ -1,0 +1,29 @@
+#!/usr/bin/env node
+import { loadDotEnv } from "@svc/config";
+import { createStore, type Store } from "@svc/store";
+import { loadAdminConfig } from "./config";
+import { CliError, runCommand } from "./commands";
+
+/**
+ * Operator CLI: `npm run admin -- <resource> <action> [--flags]`. Prints exactly
+ * one JSON object on stdout; on bad input prints a message on stderr and exits 2.
+ */
+async function main(argv: string[]): Promise<number> {
+  loadDotEnv();
+  let store: Store | undefined;
+  try {
+    const config = loadAdminConfig();
+    store = createStore({ databaseUrl: config.DATABASE_URL, poolSize: 2, applicationName: "admin-cli" });
+    const result = await runCommand(argv, { store, secret: config.KEY_HASH_SECRET, now: () => new Date() });
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    return 0;
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`error: ${message}\n`);
+    return err instanceof CliError ? 2 : 1;
+  } finally {
+    await store?.close();
+  }
+}
+
+main(process.argv.slice(2)).then((code) => process.exit(code));

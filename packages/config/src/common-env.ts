@@ -1,0 +1,22 @@
+import { Type, type Static } from "@sinclair/typebox";
+
+/** Settings every service reads; each service's schema spreads these in. */
+export const commonEnv = {
+  NODE_ENV: Type.Union([Type.Literal("development"), Type.Literal("test"), Type.Literal("production")], {
+    default: "development",
+  }),
+  LOG_LEVEL: Type.Union(
+    ["fatal", "error", "warn", "info", "debug", "trace", "silent"].map((l) => Type.Literal(l)),
+    { default: "info" },
+  ),
+  DATABASE_URL: Type.String({ pattern: "^postgres(ql)?://", default: "postgresql://postgres@127.0.0.1:5432/svc_validate" }),
+  DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+  REDIS_URL: Type.String({ pattern: "^rediss?://", default: "redis://127.0.0.1:6379" }),
+  /** Namespaces every Redis key (queues, counters, channels) so fleets can share a server. */
+  REDIS_PREFIX: Type.String({ pattern: "^[A-Za-z0-9_.:-]{1,64}$", default: "svc" }),
+  /** Grace period for draining in-flight work on SIGTERM. */
+  SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 25_000 }),
+};
+
+const commonSchema = Type.Object(commonEnv);
+export type CommonEnv = Static<typeof commonSchema>;

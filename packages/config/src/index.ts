@@ -1,0 +1,4 @@
+export { loadConfig, ConfigError } from "./load-config";
+export { loadDotEnv } from "./dot-env";
+export { commonEnv, type CommonEnv } from "./common-env";
+export { Type, type Static, type TObject } from "@sinclair/typebox";

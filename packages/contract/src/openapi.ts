@@ -1,0 +1,161 @@
+import type { TSchema } from "@sinclair/typebox";
+import { ERROR_CODES, ERROR_GUIDANCE } from "./error-codes";
+import { ROUTES, type RouteDef } from "./routes";
+import { CheckResultSchema, ErrorSchema, MoneySchema, ResultRowSchema } from "./schemas/common";
+import { EVENT_PAYLOADS } from "./schemas/webhooks";
+
+/** Bumped on every additive change to v1 (minor) or fix (patch); never a breaking change. */
+export const API_VERSION = "1.0.0";
+
+type Json = Record<string, unknown>;
+
+/**
+ * Converts a TypeBox schema for OpenAPI: every nested schema with an `$id` becomes a
+ * component and a `$ref`, and TypeBox's bare `$ref: "Money"` points at components.
+ */
+function convert(value: unknown, components: Record<string, unknown>): unknown {
+  if (Array.isArray(value)) return value.map((v) => convert(v, components));
+  if (!value || typeof value !== "object") return value;
+  const src = value as Json;
+  if (typeof src.$id === "string") return schemaRef(src as TSchema, components);
+  return convertBody(src, components);
+}
+
+function convertBody(src: Json, components: Record<string, unknown>): Json {
+  const out: Json = {};
+  for (const [k, v] of Object.entries(src)) {
+    if (k === "$id") continue;
+    if (k === "$ref" && typeof v === "string" && !v.startsWith("#")) out.$ref = `#/components/schemas/${v}`;
+    else out[k] = convert(v, components);
+  }
+  return out;
+}
+
+function schemaRef(schema: TSchema, components: Record<string, unknown>): unknown {
+  const id = schema.$id;
+  if (typeof id !== "string") return convertBody(schema as Json, components);
+  if (!(id in components)) {
+    components[id] = {}; // reserve first: schemas may refer to themselves
+    components[id] = convertBody(schema as Json, components);
+  }
+  return { $ref: `#/components/schemas/${id}` };
+}
+
+const HEADER_DOCS: Record<string, Json> = {
+  Location: { description: "URL of the created or pending object.", schema: { type: "string" } },
+  "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer" } },
+  "Content-Disposition": { description: "attachment; filename=…", schema: { type: "string" } },
+};
+
+function operation(route: RouteDef, components: Record<string, unknown>): Json {
+  const parameters: Json[] = [];
+  for (const m of route.path.matchAll(/\{(\w+)\}/g)) {
+    parameters.push({ name: m[1], in: "path", required: true, schema: { type: "string" }, description: "Object id (`lkp_…`, `job_…` or `we_…`)." });
+  }
+  const query = route.query as (TSchema & { properties?: Record<string, TSchema>; required?: string[] }) | undefined;
+  for (const [name, prop] of Object.entries(query?.properties ?? {})) {
+    parameters.push({ name, in: "query", required: (query?.required ?? []).includes(name), schema: convert(prop, components), description: prop.description });
+  }
+  if (route.idempotent) {
+    parameters.push({
+      name: "Idempotency-Key",
+      in: "header",
+      required: false,
+      schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x20-\\x7E]+$" },
+      description: "1-255 printable ASCII characters, scoped to the account. A retry with the same key and body within 24 hours replays the stored response with `Idempotent-Replayed: true`; a different body gives 409 idempotency_key_reused; while the first request runs, 409 idempotency_request_in_progress. Retryable error responses are not stored.",
+    });
+  }
+  const responses: Json = {};
+  for (const [status, def] of Object.entries(route.responses)) {
+    const r: Json = { description: def.description };
+    const headers: Json = { "X-Request-Id": { description: "Request id (`req_…`), also in error.request_id.", schema: { type: "string" } } };
+    for (const h of def.headers ?? []) headers[h] = HEADER_DOCS[h] ?? { schema: { type: "string" } };
+    if (route.idempotent) headers["Idempotent-Replayed"] = { description: "`true` when this is a stored response replayed for a repeated Idempotency-Key.", schema: { type: "string" } };
+    r.headers = headers;
+    if (def.schema) r.content = { [def.contentType ?? "application/json"]: { schema: schemaRef(def.schema, components) } };
+    else if (def.contentType) r.content = { [def.contentType]: { schema: { type: "string" } } };
+    if (route.operationId === "downloadJobResults") r.content = { "text/csv": { schema: { type: "string" } }, "application/x-ndjson": { schema: { type: "string" } } };
+    responses[status] = r;
+  }
+  const byStatus = new Map<number, string[]>();
+  for (const code of route.errors) {
+    const s = ERROR_CODES[code].status;
+    byStatus.set(s, [...(byStatus.get(s) ?? []), code]);
+  }
+  for (const [status, codes] of byStatus) {
+    if (responses[String(status)]) continue;
+    responses[String(status)] = {
+      description: `Error object; code ${codes.map((c) => `\`${c}\``).join(", ")}.`,
+      content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+    };
+  }
+  const op: Json = {
+    operationId: route.operationId,
+    summary: route.summary,
+    tags: [route.tag],
+    parameters,
+    responses,
+  };
+  const scopeText = route.scopes ? ` Required scope: ${route.scopes.map((s) => `\`${s}\``).join(" or ")}.` : "";
+  op.description = `${route.description ?? route.summary}.${scopeText}`.replace(/\.\./g, ".");
+  if (route.auth === "none") op.security = [];
+  else if (route.auth === "optional") op.security = [{}, { bearerKey: [] }];
+  else op.security = [{ bearerKey: [] }];
+  if (route.body) {
+    const content: Json = { "application/json": { schema: schemaRef(route.body, components) } };
+    for (const [type, text] of Object.entries(route.extraBodyTypes ?? {})) content[type] = { schema: { type: "object", description: text } };
+    op.requestBody = { required: true, content };
+  }
+  if (route.deprecation) op.deprecated = true;
+  return op;
+}
+
+/**
+ * The OpenAPI 3.1 document, built from the same route table and schemas the gateway
+ * validates with. Decisions the spec leaves open are written into descriptions.
+ */
+export function buildOpenApi(baseUrl: string): Json {
+  const components: Record<string, unknown> = {};
+  for (const s of [MoneySchema, CheckResultSchema, ResultRowSchema, ErrorSchema]) schemaRef(s, components);
+  const paths: Json = {};
+  for (const route of ROUTES) {
+    const item = (paths[route.path] ??= {}) as Json;
+    item[route.method] = operation(route, components);
+  }
+  const webhooks: Json = {};
+  for (const [type, schema] of Object.entries(EVENT_PAYLOADS)) {
+    webhooks[type] = {
+      post: {
+        summary: `${type} event`,
+        description: "Signed with Standard Webhooks headers `webhook-id`, `webhook-timestamp`, `webhook-signature`. Answer any 2xx within 10 seconds. Deduplicate on the event `id`.",
+        requestBody: { content: { "application/json": { schema: convert(schema, components) } } },
+        responses: { "2XX": { description: "Received." } },
+      },
+    };
+  }
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Phone and E-mail Validation API",
+      version: API_VERSION,
+      description: [
+        "Checks phone numbers and e-mail addresses: spam risk, reachability, WhatsApp and Signal registration, carrier, and mailbox existence.",
+        "Money: US dollars; amounts are decimal strings with 2 to 6 fraction digits (`{\"amount\": \"0.0025\", \"currency\": \"USD\"}`); `max_cost.amount` also accepts a JSON number.",
+        "Modes: keys `svc_test_…` (fixed data, never billed), `svc_live_…` and `svc_agent_…` (real checks, billed per conclusive answer). Test values: docs/test-mode.md.",
+        "Errors: every non-2xx response is `{error: {code, message, status, retryable, param, suggestion?, doc_url, request_id}}`.",
+        "Versioning: v1 in the path; additive changes only within v1. Deprecated operations answer with `Deprecation`, `Sunset` and `Link` headers.",
+      ].join("\n\n"),
+    },
+    servers: [{ url: baseUrl }],
+    tags: [...new Set(ROUTES.map((r) => r.tag))].map((name) => ({ name })),
+    paths,
+    webhooks,
+    components: {
+      schemas: components,
+      securitySchemes: {
+        bearerKey: { type: "http", scheme: "bearer", description: "`Authorization: Bearer <API_KEY>`. Keys in the query string are refused." },
+      },
+      "x-error-codes": Object.fromEntries(Object.entries(ERROR_CODES).map(([code, v]) => [code, { ...v, guidance: ERROR_GUIDANCE[code as keyof typeof ERROR_CODES] }])),
+    },
+  };
+}

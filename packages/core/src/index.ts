@@ -1,0 +1,2 @@
+export * from "./complete-test-lookup";
+export * from "./worker-service";

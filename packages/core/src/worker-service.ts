@@ -1,0 +1,97 @@
+import type { CommonEnv } from "@svc/config";
+import { createConsumer, createRedis, Producer, waitForRedis, type Handlers, type QueueName } from "@svc/queues";
+import { createLogger, ShutdownManager, type Logger } from "@svc/runtime";
+import { createStore, type Store } from "@svc/store";
+import type { Redis } from "ioredis";
+
+export type WorkerContext = {
+  logger: Logger;
+  store: Store;
+  /** Non-blocking connection for enqueuing and publishing. */
+  redis: Redis;
+  producer: Producer;
+  prefix: string;
+  now: () => Date;
+};
+
+export type PeriodicTask = { name: string; everyMs: number; run: (ctx: WorkerContext) => Promise<void> };
+
+export type WorkerServiceOptions<Q extends QueueName> = {
+  name: string;
+  queue: Q;
+  config: CommonEnv & { CONCURRENCY: number };
+  handlers: (ctx: WorkerContext) => Handlers<Q>;
+  periodic?: PeriodicTask[];
+};
+
+/**
+ * The shape every worker service shares: connect to Postgres and Redis, start
+ * consuming only when both answer, run periodic sweeps, and on SIGTERM stop taking
+ * work, let running jobs finish (BullMQ's close waits for them), then close
+ * queues, Redis and the database. A job cut off by a kill is re-delivered after
+ * its lock expires, so handlers are written to be idempotent.
+ */
+export async function runWorkerService<Q extends QueueName>(opts: WorkerServiceOptions<Q>): Promise<void> {
+  const { config } = opts;
+  const logger = createLogger(opts.name, config.LOG_LEVEL);
+  const shutdown = new ShutdownManager(logger, config.SHUTDOWN_TIMEOUT_MS);
+  shutdown.listen();
+
+  const store = createStore({ databaseUrl: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, applicationName: opts.name });
+  const redis = createRedis(config.REDIS_URL, "producer", opts.name);
+  const blocking = createRedis(config.REDIS_URL, "worker", `${opts.name}-worker`);
+  await Promise.all([waitForRedis(redis), waitForRedis(blocking), store.pool.query("SELECT 1")]);
+  const producer = new Producer(redis, config.REDIS_PREFIX, (err) => logger.error({ err }, "queue error"));
+  const ctx: WorkerContext = { logger, store, redis, producer, prefix: config.REDIS_PREFIX, now: () => new Date() };
+
+  const worker = createConsumer(opts.queue, opts.handlers(ctx), {
+    connection: blocking,
+    prefix: config.REDIS_PREFIX,
+    concurrency: config.CONCURRENCY,
+    onError: (err) => logger.error({ err }, "worker error"),
+  });
+  worker.on("failed", (job, err) => logger.warn({ jobId: job?.id, job: job?.name, attempts: job?.attemptsMade, err }, "job failed"));
+
+  const timers: NodeJS.Timeout[] = [];
+  const running = new Set<Promise<void>>();
+  for (const task of opts.periodic ?? []) {
+    let busy = false;
+    const tick = () => {
+      if (busy || shutdown.isShuttingDown) return;
+      busy = true;
+      const p = task
+        .run(ctx)
+        .catch((err) => logger.error({ err, task: task.name }, "periodic task failed"))
+        .finally(() => {
+          busy = false;
+          running.delete(p);
+        });
+      running.add(p);
+    };
+    timers.push(setInterval(tick, task.everyMs));
+    tick();
+  }
+
+  shutdown.register("stop periodic tasks", 10, async () => {
+    for (const t of timers) clearInterval(t);
+    await Promise.all([...running]);
+  });
+  shutdown.register("finish running jobs", 20, () => worker.close());
+  shutdown.register("close queues", 30, () => producer.close());
+  shutdown.register("close redis", 40, async () => {
+    await Promise.all([redis.quit().catch(() => undefined), blocking.quit().catch(() => undefined)]);
+  });
+  shutdown.register("close database", 50, () => store.close());
+
+  void worker.run();
+  await worker.waitUntilReady();
+  logger.info({ queue: opts.queue, concurrency: config.CONCURRENCY }, "consuming");
+}
+
+/** Entry-point wrapper: prints a start-up failure plainly and exits non-zero. */
+export function startService(name: string, main: () => Promise<void>): void {
+  main().catch((err) => {
+    process.stderr.write(`${name} failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,140 @@
+/**
+ * The catalog of checks: codes, aliases, input kind, where each may run and the
+ * attributes it answers with. Prices live in the store (per mode, with per-account
+ * overrides); availability per account lives there too.
+ */
+export const CHECK_CODES = ["number.spam", "number.hlr", "whatsapp", "carrier", "signal.registered", "email"] as const;
+export type CheckCode = (typeof CHECK_CODES)[number];
+export type InputKind = "number" | "email";
+
+export type AttributeDef = { name: string; type: string; description: string };
+
+export type CheckDef = {
+  code: CheckCode;
+  aliases: readonly string[];
+  input: InputKind;
+  /** Allowed on POST /v1/lookup; false = bulk jobs only. */
+  realtime: boolean;
+  /** `coming_soon` checks are hidden and refused until switched on for an account. */
+  availability: "active" | "coming_soon";
+  description: string;
+  countries: readonly string[] | null;
+  attributes: readonly AttributeDef[];
+  /** How long a conclusive live answer is reused (and not billed) for the same identifier. */
+  cacheTtlSeconds: number;
+};
+
+const bool = (name: string, description: string): AttributeDef => ({ name, type: "boolean", description });
+
+export const CHECKS: Readonly<Record<CheckCode, CheckDef>> = {
+  "number.spam": {
+    code: "number.spam",
+    aliases: ["spam"],
+    input: "number",
+    realtime: true,
+    availability: "active",
+    description:
+      "Whether the number appears in spam and nuisance-call reports: regulator actions, government complaint data, community reports and numbers recently offered as unassigned. Report-based: no_reports means no reports are held, not that the number is safe.",
+    countries: ["US", "CA", "DE"],
+    attributes: [
+      { name: "risk_level", type: "string", description: "high, medium, low or no_reports" },
+      { name: "risk_score", type: "integer", description: "0-100, higher = more reports" },
+      bool("reason_regulator", "a regulator took action against the number"),
+      bool("reason_government", "government complaint data lists the number"),
+      bool("reason_community", "community spam reports name the number"),
+      bool("reason_unassigned", "the number was recently offered as unassigned"),
+      bool("voip_range", "hint: the number is in a VoIP carrier range (adds no points)"),
+      { name: "top_category", type: "string|null", description: "most frequent report category" },
+      { name: "first_seen", type: "string|null", description: "YYYY-MM of the first report" },
+      { name: "last_seen", type: "string|null", description: "YYYY-MM of the latest report" },
+      { name: "sources", type: "integer", description: "number of independent signal classes" },
+    ],
+    cacheTtlSeconds: 24 * 3600,
+  },
+  "number.hlr": {
+    code: "number.hlr",
+    aliases: ["hlr"],
+    input: "number",
+    realtime: true,
+    availability: "coming_soon",
+    description: "Live home-network query: whether the number is reachable, ported or roaming (yes/no only, no location).",
+    countries: null,
+    attributes: [
+      { name: "status", type: "string", description: "reachable, unreachable, invalid or unknown" },
+      bool("ported", "the number was ported to another network"),
+      bool("roaming", "the subscriber is roaming (no location is given)"),
+      { name: "network", type: "string|null", description: "current network name" },
+      { name: "mcc_mnc", type: "string|null", description: "mobile country and network code" },
+      { name: "country", type: "string|null", description: "ISO 3166-1 alpha-2 country of the network" },
+    ],
+    cacheTtlSeconds: 3600,
+  },
+  whatsapp: {
+    code: "whatsapp",
+    aliases: [],
+    input: "number",
+    realtime: true,
+    availability: "active",
+    description: "Whether the number has a WhatsApp account, and whether it is a business account.",
+    countries: null,
+    attributes: [bool("business", "the account is a WhatsApp Business account")],
+    cacheTtlSeconds: 7 * 24 * 3600,
+  },
+  carrier: {
+    code: "carrier",
+    aliases: [],
+    input: "number",
+    realtime: true,
+    availability: "active",
+    description: "Line type, original carrier and country from offline numbering-plan data.",
+    countries: null,
+    attributes: [
+      { name: "line_type", type: "string", description: "mobile, fixed_line, fixed_line_or_mobile, voip, toll_free, premium_rate, shared_cost, personal_number, pager, uan, voicemail or unknown" },
+      { name: "carrier", type: "string|null", description: "carrier the number range was assigned to" },
+      { name: "country", type: "string|null", description: "ISO 3166-1 alpha-2 country of the number" },
+    ],
+    cacheTtlSeconds: 30 * 24 * 3600,
+  },
+  "signal.registered": {
+    code: "signal.registered",
+    aliases: [],
+    input: "number",
+    realtime: false,
+    availability: "active",
+    description: "Whether the number is registered with Signal. Bulk jobs only.",
+    countries: null,
+    attributes: [],
+    cacheTtlSeconds: 7 * 24 * 3600,
+  },
+  email: {
+    code: "email",
+    aliases: [],
+    input: "email",
+    realtime: true,
+    availability: "active",
+    description:
+      "Whether the mailbox exists: syntax, MX records and an SMTP conversation that never sends mail. Answers nothing about the person.",
+    countries: null,
+    attributes: [
+      bool("catch_all", "the domain accepts every address, so the mailbox cannot be confirmed"),
+      bool("disposable", "the domain belongs to a disposable-address provider"),
+      bool("mx_found", "the domain publishes mail exchangers (or an address record used as fallback)"),
+    ],
+    cacheTtlSeconds: 24 * 3600,
+  },
+};
+
+const BY_NAME = new Map<string, CheckCode>();
+for (const def of Object.values(CHECKS)) {
+  BY_NAME.set(def.code, def.code);
+  for (const alias of def.aliases) BY_NAME.set(alias, def.code);
+}
+
+/** Resolves a check code or alias (`spam`, `hlr`); undefined when unknown. */
+export function resolveCheck(name: string): CheckCode | undefined {
+  return BY_NAME.get(name);
+}
+
+export function checkDef(code: CheckCode): CheckDef {
+  return CHECKS[code];
+}

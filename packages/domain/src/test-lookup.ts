@@ -1,0 +1,80 @@
+import { checkDef, type CheckCode } from "./checks";
+import { parseNumber } from "./phone";
+import type { CheckResult, ResultRow } from "./results";
+import type { PreparedRow } from "./rows";
+import { derivedAnswer, testProfileFor, type Answer } from "./test-mode";
+
+export type TestAnswers = {
+  rows: ResultRow[];
+  /** Seconds after creation at which the lookup completes; 0 = completes now. */
+  pendingSeconds: number;
+  /** A documented outage value is present: the request must fail with 503. */
+  unavailable: boolean;
+};
+
+const SKIPPED: Record<string, CheckResult["status"]> = { invalid: "invalid", duplicate: "duplicate", suppressed: "suppressed" };
+
+/**
+ * Answers every requested check for every identifier of its input type, in test
+ * mode. With `settled` false, rows of a pending test value carry `pending` checks;
+ * the same call with `settled` true gives their final answers (deterministic, so a
+ * worker can complete the lookup later from the stored identifiers alone).
+ */
+export function answerTestRows(rows: readonly PreparedRow[], checks: readonly CheckCode[], checkedAt: Date, settled: boolean): TestAnswers {
+  let pendingSeconds = 0;
+  let unavailable = false;
+  const at = checkedAt.toISOString();
+  const out = rows.map((row): ResultRow => {
+    const profile = row.status === "valid" ? testProfileFor(row) : undefined;
+    if (profile?.unavailable) unavailable = true;
+    const rowStatus = profile?.rowStatus ?? row.status;
+    const pending = !settled && (profile?.pendingSeconds ?? 0) > 0;
+    if (profile?.pendingSeconds) pendingSeconds = Math.max(pendingSeconds, profile.pendingSeconds);
+    const results = checks
+      .filter((c) => checkDef(c).input === row.kind)
+      .map((service): CheckResult => {
+        const skipped = SKIPPED[rowStatus];
+        if (skipped) return { service, status: skipped, registered: null, attributes: null, cached: false, billed: false, checked_at: null };
+        if (pending) return { service, status: "pending", registered: null, attributes: null, cached: false, billed: false, checked_at: null };
+        const answer: Answer = profile?.answers[service] ?? derivedAnswer(service, row);
+        return {
+          service,
+          status: answer.status,
+          registered: answer.registered,
+          attributes: answer.attributes ? structuredClone(answer.attributes) : null,
+          cached: false,
+          billed: false,
+          checked_at: at,
+        };
+      });
+    return {
+      row_no: row.rowNo,
+      kind: row.kind,
+      input: row.input,
+      e164: row.e164,
+      country: row.country,
+      number_status: row.kind === "number" ? rowStatus : null,
+      email: row.email,
+      email_status: row.kind === "email" ? rowStatus : null,
+      checks: results,
+    };
+  });
+  return { rows: out, pendingSeconds, unavailable };
+}
+
+/** Rebuilds a prepared row from stored identifiers (for completing a pending test lookup). */
+export function rowFromStored(stored: { row_no: number; kind: "number" | "email"; e164: string | null; email: string | null; status: PreparedRow["status"] }): PreparedRow {
+  const parsed = stored.e164 ? parseNumber(stored.e164) : null;
+  return {
+    rowNo: stored.row_no,
+    kind: stored.kind,
+    index: 0,
+    input: stored.e164 ?? stored.email ?? "",
+    status: stored.status,
+    e164: stored.e164,
+    country: parsed && parsed.valid ? parsed.country : null,
+    numberType: parsed && parsed.valid ? parsed.numberType : undefined,
+    email: stored.email,
+    domain: stored.email ? stored.email.slice(stored.email.lastIndexOf("@") + 1) : null,
+  };
+}

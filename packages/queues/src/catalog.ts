@@ -1,0 +1,31 @@
+import { Type, type Static, type TObject } from "@sinclair/typebox";
+
+/** Every queue of the fleet, and the service that consumes it. */
+export const QUEUES = {
+  /** check-worker: runs checks (lookups, job chunks) and completes pending test lookups. */
+  checks: "checks",
+  /** billing-ledger: settles reservations. */
+  settlements: "settlements",
+  /** webhook-dispatcher: plans and attempts webhook deliveries. */
+  webhooks: "webhooks",
+} as const;
+export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
+
+const Id = (prefix: string) => Type.String({ pattern: `^${prefix}_[0-9A-Za-z]{8,64}$` });
+
+/**
+ * The job catalog: each job name's queue, payload schema and retry policy.
+ * Payloads carry ids only, never personal data or secrets; consumers rebuild
+ * everything else from Postgres, so a lost or repeated message is harmless.
+ */
+export const JOBS = {
+  "lookup.complete-test": {
+    queue: QUEUES.checks,
+    payload: Type.Object({ lookupId: Id("lkp") }, { additionalProperties: false }),
+    attempts: 10,
+  },
+} as const satisfies Record<string, { queue: QueueName; payload: TObject; attempts: number }>;
+
+export type JobName = keyof typeof JOBS;
+export type JobPayload<N extends JobName> = Static<(typeof JOBS)[N]["payload"]>;
+export type JobsOf<Q extends QueueName> = { [N in JobName]: (typeof JOBS)[N]["queue"] extends Q ? N : never }[JobName];

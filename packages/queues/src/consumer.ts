@@ -1,0 +1,43 @@
+import { UnrecoverableError, Worker, type Job } from "bullmq";
+import Ajv from "ajv";
+import type { Redis } from "ioredis";
+import { JOBS, type JobName, type JobPayload, type JobsOf, type QueueName } from "./catalog";
+
+const ajv = new Ajv({ allErrors: false, strict: false });
+
+export type Handlers<Q extends QueueName> = { [N in JobsOf<Q>]: (payload: JobPayload<N>, job: Job) => Promise<void> };
+
+/**
+ * A BullMQ worker for one queue that validates every payload against the job
+ * catalog again before calling the handler. Handlers must be idempotent: BullMQ
+ * delivers at least once (a worker killed mid-job has its job re-run after the
+ * lock expires).
+ */
+export function createConsumer<Q extends QueueName>(
+  queue: Q,
+  handlers: Handlers<Q>,
+  options: { connection: Redis; prefix: string; concurrency: number; onError: (err: Error) => void; lockDurationMs?: number },
+): Worker {
+  const validators = new Map<string, ReturnType<typeof ajv.compile>>();
+  for (const name of Object.keys(handlers)) validators.set(name, ajv.compile(JOBS[name as JobName].payload));
+  const worker = new Worker(
+    queue,
+    async (job: Job) => {
+      const validate = validators.get(job.name);
+      const handler = (handlers as Record<string, (p: unknown, j: Job) => Promise<void>>)[job.name];
+      // A payload that fails its schema is a programming error: fail it once, never retry.
+      if (!validate || !handler || !validate(job.data)) throw new UnrecoverableError(`invalid payload for job ${job.name}`);
+      await handler(job.data, job);
+    },
+    {
+      connection: options.connection,
+      prefix: `${options.prefix}:bull`,
+      concurrency: options.concurrency,
+      autorun: false,
+      lockDuration: options.lockDurationMs ?? 30_000,
+      maxStalledCount: 10,
+    },
+  );
+  worker.on("error", options.onError);
+  return worker;
+}

@@ -1,0 +1,5 @@
+export * from "./catalog";
+export * from "./connection";
+export * from "./producer";
+export * from "./consumer";
+export * from "./notifier";

@@ -1,0 +1,47 @@
+import { Queue, type JobsOptions } from "bullmq";
+import type { Redis } from "ioredis";
+import { JOBS, QUEUES, type JobName, type JobPayload, type QueueName } from "./catalog";
+
+/** The gateway's (and any service's) handle for enqueuing: one BullMQ Queue per queue name. */
+export class Producer {
+  private readonly queues = new Map<QueueName, Queue>();
+
+  constructor(
+    private readonly connection: Redis,
+    private readonly prefix: string,
+    onError: (err: Error) => void = () => undefined,
+  ) {
+    for (const name of Object.values(QUEUES)) {
+      const queue = new Queue(name, { connection, prefix: `${prefix}:bull` });
+      queue.on("error", onError);
+      this.queues.set(name, queue);
+    }
+  }
+
+  /**
+   * Enqueues a job. `jobId` should be derived from the work (e.g. the lookup id) so
+   * a duplicate enqueue is dropped by BullMQ instead of doing the work twice.
+   */
+  async enqueue<N extends JobName>(name: N, payload: JobPayload<N>, options: { jobId: string; delayMs?: number; priority?: number }): Promise<void> {
+    const def = JOBS[name];
+    const queue = this.queues.get(def.queue) as Queue;
+    const opts: JobsOptions = {
+      jobId: options.jobId,
+      attempts: def.attempts,
+      backoff: { type: "exponential", delay: 1_000 },
+      removeOnComplete: { age: 3600, count: 10_000 },
+      removeOnFail: { age: 7 * 24 * 3600 },
+    };
+    if (options.delayMs) opts.delay = options.delayMs;
+    if (options.priority) opts.priority = options.priority;
+    await queue.add(name, payload, opts);
+  }
+
+  queue(name: QueueName): Queue {
+    return this.queues.get(name) as Queue;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.queues.values()].map((q) => q.close()));
+  }
+}

@@ -1,0 +1,3 @@
+export { createLogger, type Logger } from "./logger";
+export { scrubText, scrubValue } from "./scrub";
+export { ShutdownManager } from "./shutdown";

@@ -1,0 +1,59 @@
+import pino, { type Logger as PinoLogger } from "pino";
+import { scrubText, scrubValue } from "./scrub";
+
+export type Logger = PinoLogger;
+
+/** Paths that must never be written, whatever their content. */
+const REDACT_PATHS = [
+  "authorization",
+  "*.authorization",
+  "headers.authorization",
+  "req.headers.authorization",
+  "req.headers.cookie",
+  "body",
+  "*.body",
+  "numbers",
+  "*.numbers",
+  "emails",
+  "*.emails",
+  "email",
+  "*.email",
+  "e164",
+  "*.e164",
+  "input",
+  "*.input",
+  "key",
+  "*.key",
+  "secret",
+  "*.secret",
+  "password",
+  "*.password",
+];
+
+/**
+ * One pino logger per process. Secrets and personal data are redacted here, at the
+ * logger, by path and by pattern, so no call site has to remember to.
+ */
+export function createLogger(service: string, level: string = "info", destination?: pino.DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      base: { service, pid: process.pid },
+      redact: { paths: REDACT_PATHS, censor: "[redacted]" },
+      formatters: {
+        log: (obj) => scrubValue(obj) as Record<string, unknown>,
+      },
+      hooks: {
+        logMethod(args, method) {
+          const scrubbed = args.map((a) => (typeof a === "string" ? scrubText(a) : a)) as typeof args;
+          method.apply(this, scrubbed);
+        },
+      },
+      serializers: {
+        err: (err: Error) => scrubValue(pino.stdSerializers.err(err)),
+      },
+      timestamp: pino.stdTimeFunctions.isoTime,
+    },
+    destination,
+  );
+}

@@ -1,0 +1,34 @@
+/**
+ * Last line of defence for personal data and secrets in logs: whatever a caller
+ * puts in a log line, API keys, webhook secrets, e-mail addresses and anything
+ * shaped like a phone number are replaced before the line is written.
+ */
+const PATTERNS: Array<[RegExp, string]> = [
+  [/svc_(test|live|agent)_[A-Za-z0-9]+/g, "svc_$1_[redacted]"],
+  [/whsec_[A-Za-z0-9+/=]+/g, "whsec_[redacted]"],
+  [/Bearer\s+\S+/gi, "Bearer [redacted]"],
+  [/[^\s@"'<>(),;:]+@[^\s@"'<>(),;:]+\.[A-Za-z0-9-]+/g, "[email]"],
+  // Seven or more digits, optionally separated: phone numbers (and, harmlessly, long digit runs).
+  [/\+?\d(?:[\s().-]{0,2}\d){6,}/g, "[number]"],
+];
+
+export function scrubText(text: string): string {
+  let out = text;
+  for (const [pattern, replacement] of PATTERNS) out = out.replace(pattern, replacement);
+  return out;
+}
+
+/** Keys whose values are identifiers we generate and must stay readable. */
+const SAFE_KEYS = new Set(["reqId", "requestId", "request_id", "time", "level", "pid", "hostname", "service", "jobId", "queue"]);
+
+export function scrubValue(value: unknown, depth = 0): unknown {
+  if (typeof value === "string") return scrubText(value);
+  if (depth > 6 || value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) return value.map((v) => scrubValue(v, depth + 1));
+  if (value instanceof Error) {
+    return { type: value.name, message: scrubText(value.message), stack: value.stack ? scrubText(value.stack) : undefined };
+  }
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = SAFE_KEYS.has(k) ? v : scrubValue(v, depth + 1);
+  return out;
+}

@@ -1,0 +1,10 @@
+export * from "./db";
+export * from "./ledger";
+export * from "./accounts";
+export * from "./api-keys";
+export * from "./lookups";
+export * from "./events";
+export * from "./idempotency";
+export * from "./prices";
+export * from "./test-keys";
+export type { PrismaClient } from "@prisma/client";

@@ -1,0 +1,69 @@
+import type pg from "pg";
+import { newId } from "@svc/domain";
+
+export type Book = "balance" | "revenue" | "funding";
+export type LedgerLine = { book: Book; amountMicros: bigint; checkCode?: string | null; livemode?: boolean };
+
+/**
+ * Posts one balanced transaction (entries sum to zero) and moves the account's
+ * cached balance by the `balance` book's share, in the caller's transaction.
+ * `reference` is unique: posting the same reference twice is a no-op that returns
+ * false, which is what makes settlements and top-ups idempotent.
+ */
+export async function postLedgerTransaction(
+  client: pg.PoolClient,
+  tx: { accountId: string; kind: "topup" | "adjustment" | "charge"; reference: string; reason?: string | null; lines: LedgerLine[] },
+): Promise<boolean> {
+  const sum = tx.lines.reduce((s, l) => s + l.amountMicros, 0n);
+  if (sum !== 0n) throw new Error("ledger transaction does not balance");
+  const id = newId("ledgerTransaction");
+  const inserted = await client.query(
+    `INSERT INTO ledger_transactions (id, account_id, kind, reference, reason) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (reference) DO NOTHING RETURNING id`,
+    [id, tx.accountId, tx.kind, tx.reference, tx.reason ?? null],
+  );
+  if (inserted.rowCount === 0) return false;
+  await client.query(
+    `INSERT INTO ledger_entries (transaction_id, account_id, book, amount_micros, check_code, livemode)
+     SELECT $1, $2, book, amount, check_code, livemode
+     FROM unnest($3::text[], $4::bigint[], $5::text[], $6::boolean[]) AS t(book, amount, check_code, livemode)`,
+    [
+      id,
+      tx.accountId,
+      tx.lines.map((l) => l.book),
+      tx.lines.map((l) => l.amountMicros.toString()),
+      tx.lines.map((l) => l.checkCode ?? null),
+      tx.lines.map((l) => l.livemode ?? true),
+    ],
+  );
+  const balanceDelta = tx.lines.filter((l) => l.book === "balance").reduce((s, l) => s + l.amountMicros, 0n);
+  if (balanceDelta !== 0n) {
+    await client.query(`UPDATE accounts SET balance_micros = balance_micros + $2 WHERE id = $1`, [tx.accountId, balanceDelta.toString()]);
+  }
+  return true;
+}
+
+/** Sum of the `balance` book against the cached balance, for reconciliation. */
+export async function reconcileAccount(
+  sql: Pick<pg.Pool, "query">,
+  accountId: string,
+): Promise<{ ledgerBalanceMicros: bigint; cachedBalanceMicros: bigint; reservedMicros: bigint; openReservationsMicros: bigint; balanced: boolean }> {
+  const { rows } = await sql.query<{ ledger: bigint; cached: bigint; reserved: bigint; open: bigint }>(
+    `SELECT
+       COALESCE((SELECT sum(amount_micros) FROM ledger_entries WHERE account_id = a.id AND book = 'balance'), 0)::bigint AS ledger,
+       a.balance_micros AS cached,
+       a.reserved_micros AS reserved,
+       COALESCE((SELECT sum(amount_micros - charged_micros - released_micros) FROM reservations WHERE account_id = a.id AND status = 'open'), 0)::bigint AS open
+     FROM accounts a WHERE a.id = $1`,
+    [accountId],
+  );
+  const r = rows[0];
+  if (!r) throw new Error("account not found");
+  return {
+    ledgerBalanceMicros: r.ledger,
+    cachedBalanceMicros: r.cached,
+    reservedMicros: r.reserved,
+    openReservationsMicros: r.open,
+    balanced: r.ledger === r.cached && r.reserved === r.open,
+  };
+}

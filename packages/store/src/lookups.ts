@@ -1,0 +1,174 @@
+import type pg from "pg";
+import type { CheckResult, ResultRow } from "@svc/domain";
+import type { Sql } from "./db";
+
+export type LookupRecord = {
+  id: string;
+  account_id: string;
+  api_key_id: string;
+  livemode: boolean;
+  status: "pending" | "completed";
+  checks: string[];
+  row_count: number;
+  checks_total: number;
+  webhook_endpoint_id: string | null;
+  completes_at: Date | null;
+  announced_pending: boolean;
+  created_at: Date;
+  completed_at: Date | null;
+  expires_at: Date;
+};
+
+/** A stored row: `input` is only ever kept masked. */
+export type StoredRow = Omit<ResultRow, "input"> & { input_masked: string };
+
+export type NewLookup = {
+  id: string;
+  accountId: string;
+  apiKeyId: string;
+  livemode: boolean;
+  status: "pending" | "completed";
+  checks: string[];
+  checksTotal: number;
+  webhookEndpointId: string | null;
+  requestId: string;
+  createdAt: Date;
+  completedAt: Date | null;
+  completesAt: Date | null;
+  expiresAt: Date;
+  rows: StoredRow[];
+};
+
+/** Inserts a lookup and all its rows in one statement (one round trip on the hot path). */
+export async function insertLookup(sql: Sql, l: NewLookup): Promise<void> {
+  const rows = l.rows.map((r) => ({
+    row_no: r.row_no,
+    kind: r.kind,
+    input_masked: r.input_masked,
+    e164: r.e164,
+    country: r.country,
+    number_status: r.number_status,
+    email: r.email,
+    email_status: r.email_status,
+    checks: r.checks,
+    pending_checks: r.checks.filter((c) => c.status === "pending").length,
+  }));
+  await sql.query(
+    `WITH lookup AS (
+       INSERT INTO lookups (id, account_id, api_key_id, livemode, status, checks, row_count, checks_total, checks_done,
+                            webhook_endpoint_id, request_id, created_at, completed_at, completes_at, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+       RETURNING id)
+     INSERT INTO result_rows (lookup_id, row_no, kind, input_masked, e164, country, number_status, email, email_status, checks, pending_checks)
+     SELECT lookup.id, r.row_no, r.kind, r.input_masked, r.e164, r.country, r.number_status, r.email, r.email_status, r.checks, r.pending_checks
+     FROM lookup, jsonb_to_recordset($16::jsonb) AS r(row_no int, kind text, input_masked text, e164 text, country text,
+          number_status text, email text, email_status text, checks jsonb, pending_checks int)`,
+    [
+      l.id,
+      l.accountId,
+      l.apiKeyId,
+      l.livemode,
+      l.status,
+      l.checks,
+      l.rows.length,
+      l.checksTotal,
+      l.status === "completed" ? l.checksTotal : 0,
+      l.webhookEndpointId,
+      l.requestId,
+      l.createdAt,
+      l.completedAt,
+      l.completesAt,
+      l.expiresAt,
+      JSON.stringify(rows),
+    ],
+  );
+}
+
+const LOOKUP_COLUMNS = `l.id, l.account_id, l.api_key_id, l.livemode, l.status, l.checks, l.row_count, l.checks_total,
+  l.webhook_endpoint_id, l.completes_at, l.announced_pending, l.created_at, l.completed_at, l.expires_at`;
+
+/**
+ * A lookup of the account with its rows in order, or null when it does not exist,
+ * belongs to another account or mode, or has passed its retention period.
+ */
+export async function getLookup(
+  sql: Sql,
+  id: string,
+  scope: { accountId: string; livemode: boolean },
+  now: Date,
+): Promise<{ lookup: LookupRecord; rows: StoredRow[] } | null> {
+  const { rows } = await sql.query<LookupRecord & { rows: StoredRow[] | null }>(
+    `SELECT ${LOOKUP_COLUMNS},
+       (SELECT jsonb_agg(jsonb_build_object(
+           'row_no', r.row_no, 'kind', r.kind, 'input_masked', r.input_masked, 'e164', r.e164, 'country', r.country,
+           'number_status', r.number_status, 'email', r.email, 'email_status', r.email_status, 'checks', r.checks)
+         ORDER BY r.row_no)
+        FROM result_rows r WHERE r.lookup_id = l.id) AS rows
+     FROM lookups l
+     WHERE l.id = $1 AND l.account_id = $2 AND l.livemode = $3 AND l.expires_at > $4`,
+    [id, scope.accountId, scope.livemode, now],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  const { rows: resultRows, ...lookup } = row;
+  return { lookup, rows: resultRows ?? [] };
+}
+
+/** Stored identifiers of a lookup's rows, for completing it from the store alone. */
+export async function getLookupIdentifiers(
+  sql: Sql,
+  id: string,
+): Promise<Array<{ row_no: number; kind: "number" | "email"; e164: string | null; email: string | null; number_status: string | null; email_status: string | null }>> {
+  const { rows } = await sql.query(
+    `SELECT row_no, kind, e164, email, number_status, email_status FROM result_rows WHERE lookup_id = $1 ORDER BY row_no`,
+    [id],
+  );
+  return rows;
+}
+
+/**
+ * Completes a pending lookup with final check results, exactly once: only the
+ * caller whose UPDATE flips `pending` to `completed` gets the lookup back (and so
+ * records the `lookup.completed` event in the same transaction).
+ */
+export async function completeLookup(
+  client: pg.PoolClient,
+  id: string,
+  results: Array<{ row_no: number; checks: CheckResult[] }>,
+  completedAt: Date,
+): Promise<LookupRecord | null> {
+  const { rows } = await client.query<LookupRecord>(
+    `UPDATE lookups l SET status = 'completed', completed_at = $2, checks_done = checks_total
+     WHERE l.id = $1 AND l.status = 'pending'
+     RETURNING ${LOOKUP_COLUMNS}`,
+    [id, completedAt],
+  );
+  const lookup = rows[0];
+  if (!lookup) return null;
+  await client.query(
+    `UPDATE result_rows r SET checks = u.checks, pending_checks = 0
+     FROM jsonb_to_recordset($2::jsonb) AS u(row_no int, checks jsonb)
+     WHERE r.lookup_id = $1 AND r.row_no = u.row_no`,
+    [id, JSON.stringify(results)],
+  );
+  return lookup;
+}
+
+/** Pending test lookups whose completion time has passed (a safety net for lost queue messages). */
+export async function dueTestLookups(sql: Sql, now: Date, limit = 100): Promise<string[]> {
+  const { rows } = await sql.query<{ id: string }>(
+    `SELECT id FROM lookups WHERE status = 'pending' AND livemode = false AND completes_at <= $1 ORDER BY completes_at LIMIT $2`,
+    [now, limit],
+  );
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Marks a lookup as answered `pending` (202). Returns false when it completed in
+ * the meantime: the caller then answers 200 with the completed lookup instead, and
+ * no lookup.completed event is due. Row locks order this against completeLookup.
+ */
+export async function announcePending(sql: Sql, id: string): Promise<boolean> {
+  const r = await sql.query(`UPDATE lookups SET announced_pending = true WHERE id = $1 AND status = 'pending'`, [id]);
+  return r.rowCount === 1;
+}

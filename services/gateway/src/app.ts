@@ -1,0 +1,59 @@
+import express, { type Request } from "express";
+import { ApiError, ROUTES } from "@svc/contract";
+import type { Deps, Reply } from "./context";
+import { errorHandler } from "./http/errors";
+import { requestContext } from "./http/request-context";
+import { mountRoutes, type Handlers } from "./http/routes";
+import { listServicesHandler } from "./handlers/catalog";
+import { healthHandler, openApiHandler } from "./handlers/system";
+import { createLookupHandler } from "./lookups/create-lookup";
+import { getLookupHandler } from "./lookups/get-lookup";
+import { challengeHandler, createTestKeyHandler, testKeyNetworkLimit } from "./test-keys/create-test-key";
+import { errorsPage, testKeyPage } from "./pages/pages";
+
+export function handlers(deps: Deps): Handlers {
+  return {
+    getHealth: healthHandler(deps),
+    getOpenApi: openApiHandler(deps),
+    listServices: listServicesHandler(deps),
+    getTestKeyChallenge: challengeHandler(deps),
+    createTestKey: createTestKeyHandler(deps),
+    createLookup: createLookupHandler(deps),
+    getLookup: getLookupHandler(deps),
+  };
+}
+
+export function docBaseUrl(deps: Deps): string {
+  return `${deps.config.publicBaseUrl}/docs/errors`;
+}
+
+/**
+ * The gateway's HTTP application. Order matters: request id first; then the
+ * route table (each route authenticates itself, so an unknown path is a 404
+ * before any key is looked at); then 404; then the error renderer.
+ */
+export function createApp(deps: Deps, extra: { routes?: typeof ROUTES; handlers?: Handlers } = {}): express.Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.set("trust proxy", deps.config.trustedProxies.length > 0 ? deps.config.trustedProxies : false);
+  app.set("query parser", "simple");
+  app.use(requestContext(deps.logger));
+
+  const testKey = testKeyPage(deps);
+  app.get("/get-test-key", testKey.page);
+  app.get("/get-test-key.js", testKey.script);
+  app.get("/docs/errors", errorsPage());
+  app.post("/v1/test-keys", testKeyNetworkLimit(deps));
+
+  const renderError = (req: Request, err: ApiError): Reply => ({
+    status: err.status,
+    body: err.toBody(req.id, docBaseUrl(deps)),
+    headers: err.retryAfterSeconds !== undefined ? { "Retry-After": String(Math.ceil(err.retryAfterSeconds)) } : {},
+  });
+  mountRoutes(app, deps, [...ROUTES, ...(extra.routes ?? [])], { ...handlers(deps), ...(extra.handlers ?? {}) }, renderError);
+
+  app.use((_req, _res, next) => next(new ApiError("not_found", { message: "No such path." })));
+  app.use(errorHandler(docBaseUrl(deps)));
+  return app;
+}

@@ -1,0 +1,29 @@
+import { commonEnv, loadConfig, Type, type Static } from "@svc/config";
+
+export const GatewayEnv = Type.Object({
+  ...commonEnv,
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+  HOST: Type.String({ default: "0.0.0.0" }),
+  /** Base URL clients use (poll URLs, Location, doc links). Defaults to http://localhost:PORT. */
+  PUBLIC_BASE_URL: Type.Optional(Type.String({ pattern: "^https?://[^\\s/]+(/[^\\s]*)?$" })),
+  /** Server secret for the keyed hash of API keys (HMAC-SHA256) and for signing challenges. */
+  KEY_HASH_SECRET: Type.String({ minLength: 32 }),
+  /** Comma-separated addresses/CIDRs of proxies whose X-Forwarded-For is trusted; empty = use the socket address. */
+  TRUSTED_PROXIES: Type.String({ default: "" }),
+  /** Leading zero bits of the test-key proof-of-work (20 ≈ 1 M hashes ≈ 1-3 s in a browser). */
+  TEST_KEY_POW_DIFFICULTY: Type.Integer({ minimum: 1, maximum: 32, default: 20 }),
+  /** Publish the documented public sandbox key (svc_test_publicSandbox…). */
+  SANDBOX_KEY_ENABLED: Type.Boolean({ default: true }),
+  /** Longest a request may hold for `wait` (the spec allows 30 s). */
+  MAX_WAIT_SECONDS: Type.Integer({ minimum: 0, maximum: 30, default: 30 }),
+});
+export type GatewayConfig = Static<typeof GatewayEnv> & { publicBaseUrl: string; trustedProxies: string[] };
+
+export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  const c = loadConfig(GatewayEnv, env);
+  return {
+    ...c,
+    publicBaseUrl: (c.PUBLIC_BASE_URL ?? `http://localhost:${c.PORT}`).replace(/\/$/, ""),
+    trustedProxies: c.TRUSTED_PROXIES.split(",").map((s) => s.trim()).filter(Boolean),
+  };
+}

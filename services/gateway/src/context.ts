@@ -1,0 +1,47 @@
+import type { Logger } from "@svc/runtime";
+import type { KeyMode, Scope } from "@svc/domain";
+import type { Store } from "@svc/store";
+import type { CompletionWaiter, Producer } from "@svc/queues";
+import type { Redis } from "ioredis";
+import type { GatewayConfig } from "./config";
+
+/** Everything handlers need, built once in main.ts (or by a test). */
+export type Deps = {
+  config: GatewayConfig;
+  logger: Logger;
+  store: Store;
+  redis: Redis;
+  producer: Producer;
+  waiter: CompletionWaiter;
+  /** Injectable clock (tests move time; production uses the wall clock). */
+  now: () => Date;
+};
+
+/** The authenticated caller. */
+export type Caller = {
+  keyId: string;
+  accountId: string;
+  mode: KeyMode;
+  livemode: boolean;
+  isSandbox: boolean;
+  scopes: Scope[];
+  realtimeEnabled: boolean;
+  retentionDays: number;
+  dailySpendCapMicros: bigint | null;
+};
+
+/** A handler's answer; the route wrapper sends it (and the idempotency layer stores it). */
+export type Reply = { status: number; body?: unknown; headers?: Record<string, string> };
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      id: string;
+      log: Logger;
+      caller?: Caller;
+      /** Raw body bytes, kept for idempotency hashing. */
+      rawBody?: Buffer;
+    }
+  }
+}

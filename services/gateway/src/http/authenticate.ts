@@ -1,0 +1,70 @@
+import type { NextFunction, Request, Response } from "express";
+import { ApiError } from "@svc/contract";
+import { addressAllowed, hashApiKey, parseApiKey, sameKeyHash, type Scope } from "@svc/domain";
+import { findKeyByHash } from "@svc/store";
+import type { Caller, Deps } from "../context";
+
+const BEARER = /^Bearer ([!-~]{1,200})$/i;
+const QUERY_KEY_NAMES = /^(api[_-]?key|key|token|access[_-]?token|authorization)$/i;
+
+/** One body for every authentication failure, so none of them can be told apart. */
+export const unauthorized = () => new ApiError("unauthorized", { headers: { "WWW-Authenticate": 'Bearer realm="api"' } });
+
+/** True when the query string carries something that looks like a key. */
+function keyInQuery(req: Request): boolean {
+  const raw = req.originalUrl.indexOf("?");
+  if (raw < 0) return false;
+  const params = new URLSearchParams(req.originalUrl.slice(raw + 1));
+  for (const [name, value] of params) if (QUERY_KEY_NAMES.test(name) || /svc_(test|live|agent)_/.test(value)) return true;
+  return false;
+}
+
+/**
+ * Resolves the caller from `Authorization: Bearer`. Missing, malformed, unknown,
+ * revoked and expired keys and callers outside the allowlist all get the same 401.
+ * Shape and checksum are checked before any database work.
+ */
+export async function resolveCaller(deps: Deps, req: Request): Promise<Caller> {
+  if (keyInQuery(req)) throw unauthorized();
+  const header = req.headers.authorization;
+  const match = header ? BEARER.exec(header) : null;
+  if (!match) throw unauthorized();
+  const key = match[1] as string;
+  if (!parseApiKey(key)) throw unauthorized();
+  const hash = hashApiKey(deps.config.KEY_HASH_SECRET, key);
+  const record = await findKeyByHash(deps.store.pool, hash);
+  if (!record || !sameKeyHash(record.key_hash, hash)) throw unauthorized();
+  const now = deps.now();
+  if (record.revoked_at || (record.expires_at && record.expires_at <= now)) throw unauthorized();
+  if (!addressAllowed(req.ip, record.allow_ips)) throw unauthorized();
+  return {
+    keyId: record.id,
+    accountId: record.account_id,
+    mode: record.mode,
+    livemode: record.mode !== "test",
+    isSandbox: record.is_sandbox,
+    scopes: record.scopes,
+    realtimeEnabled: record.realtime_enabled,
+    retentionDays: record.retention_days,
+    dailySpendCapMicros: record.daily_spend_cap_micros,
+  };
+}
+
+export function requireScope(caller: Caller, scopes: readonly Scope[]): void {
+  if (!scopes.some((s) => caller.scopes.includes(s))) {
+    throw new ApiError("insufficient_scope", { message: `The API key does not have the scope this endpoint needs (${scopes.join(" or ")}).` });
+  }
+}
+
+/** Middleware form, for routes that need a key. `optional` lets key-less requests through. */
+export function authenticate(deps: Deps, mode: "key" | "optional") {
+  return async (req: Request, _res: Response, next: NextFunction) => {
+    try {
+      if (mode === "optional" && !req.headers.authorization && !keyInQuery(req)) return next();
+      req.caller = await resolveCaller(deps, req);
+      next();
+    } catch (err) {
+      next(err);
+    }
+  };
+}

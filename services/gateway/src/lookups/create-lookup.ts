@@ -1,0 +1,99 @@
+import { ApiError, LIMITS } from "@svc/contract";
+import { answerTestRows, maskEmailInput, maskNumberInput, newId, type ResultRow } from "@svc/domain";
+import { announcePending, getLookup, insertLookup, type LookupRecord, type StoredRow } from "@svc/store";
+import type { Request, Response } from "express";
+import type { Caller, Deps, Reply } from "../context";
+import type { Handler } from "../http/routes";
+import { planRequest, type IdentifierBody, type Plan } from "../requests/plan";
+import { awaitLookup, clientGone } from "./await-lookup";
+import { pollUrl, presentLookup, readRows } from "./present";
+
+type LookupBody = IdentifierBody & { wait?: number; max_cost?: { amount: string | number } };
+
+function maskRow(row: ResultRow): StoredRow {
+  const { input, ...rest } = row;
+  return { ...rest, input_masked: row.kind === "number" ? maskNumberInput(input) : maskEmailInput(input) };
+}
+
+/** POST /v1/lookup. */
+export function createLookupHandler(deps: Deps): Handler {
+  return async ({ req, res, caller, body }: { req: Request; res: Response; caller: Caller | undefined; body: LookupBody }) => {
+    if (!caller) throw new ApiError("unauthorized");
+    const plan = await planRequest(deps, caller, body, "lookup");
+    if (caller.livemode) {
+      throw new ApiError("temporarily_unavailable", { message: "Live checks are not available yet.", retryAfterSeconds: 60 });
+    }
+    return createTestLookup(deps, req, res, caller, plan, body);
+  };
+}
+
+/**
+ * Test mode: answers come from the documented table or a deterministic hash.
+ * Pending test values are stored `pending` with their completion time; the
+ * check-worker completes them on schedule and any read completes them when due.
+ */
+async function createTestLookup(deps: Deps, req: Request, res: Response, caller: Caller, plan: Plan, body: LookupBody): Promise<Reply> {
+  const now = deps.now();
+  const answered = answerTestRows(plan.rows, plan.checks, now, false);
+  if (answered.unavailable) {
+    throw new ApiError("temporarily_unavailable", { message: "Every route for a requested check is down. Nothing was charged.", retryAfterSeconds: 5 });
+  }
+  const id = newId("lookup");
+  const pending = answered.pendingSeconds > 0;
+  const lookup: LookupRecord = {
+    id,
+    account_id: caller.accountId,
+    api_key_id: caller.keyId,
+    livemode: false,
+    status: pending ? "pending" : "completed",
+    checks: plan.checks,
+    row_count: plan.rows.length,
+    checks_total: plan.checksTotal,
+    webhook_endpoint_id: plan.webhookEndpointId,
+    completes_at: pending ? new Date(now.getTime() + answered.pendingSeconds * 1000) : null,
+    announced_pending: false,
+    created_at: now,
+    completed_at: pending ? null : now,
+    expires_at: new Date(now.getTime() + caller.retentionDays * 86_400_000),
+  };
+  await insertLookup(deps.store.pool, {
+    id,
+    accountId: lookup.account_id,
+    apiKeyId: lookup.api_key_id,
+    livemode: false,
+    status: lookup.status,
+    checks: lookup.checks,
+    checksTotal: lookup.checks_total,
+    webhookEndpointId: lookup.webhook_endpoint_id,
+    requestId: req.id,
+    createdAt: now,
+    completedAt: lookup.completed_at,
+    completesAt: lookup.completes_at,
+    expiresAt: lookup.expires_at,
+    rows: answered.rows.map(maskRow),
+  });
+  if (!pending) return { status: 200, body: presentLookup(lookup, answered.rows, deps.config.publicBaseUrl) };
+
+  // Completion on schedule even if nobody polls (lookup.completed must still go out).
+  await deps.producer
+    .enqueue("lookup.complete-test", { lookupId: id }, { jobId: `complete-test:${id}`, delayMs: answered.pendingSeconds * 1000 })
+    .catch((err) => req.log.warn({ err }, "could not schedule test lookup completion; reads and the sweeper will complete it"));
+  const waitSeconds = Math.min(body.wait ?? LIMITS.defaultLookupWaitSeconds, deps.config.MAX_WAIT_SECONDS);
+  return answerAfterWait(deps, res, caller, id, waitSeconds * 1000, answered.rows);
+}
+
+/**
+ * Waits for a stored lookup, then answers 200 if it completed or 202 if not. The
+ * creating response shows the raw input, so rows are re-labelled from `sent`.
+ */
+export async function answerAfterWait(deps: Deps, res: Response, caller: Caller, id: string, waitMs: number, sent: readonly ResultRow[]): Promise<Reply> {
+  const withInput = (rows: ResultRow[]) => rows.map((r, i) => ({ ...r, input: sent[i]?.input ?? r.input }));
+  let found = await awaitLookup(deps, caller, id, waitMs, clientGone(res));
+  if (found.lookup.status === "pending" && !(await announcePending(deps.store.pool, id))) {
+    // Completed between our last read and the 202: answer with the completed lookup.
+    found = (await getLookup(deps.store.pool, id, { accountId: caller.accountId, livemode: caller.livemode }, deps.now())) ?? found;
+  }
+  const body = presentLookup(found.lookup, withInput(readRows(found.rows)), deps.config.publicBaseUrl);
+  if (found.lookup.status === "completed") return { status: 200, body };
+  return { status: 202, body, headers: { Location: pollUrl(deps.config.publicBaseUrl, id) } };
+}

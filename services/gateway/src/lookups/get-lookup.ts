@@ -1,0 +1,18 @@
+import { ApiError, LIMITS } from "@svc/contract";
+import { isId } from "@svc/domain";
+import type { Deps } from "../context";
+import type { Handler } from "../http/routes";
+import { awaitLookup, clientGone } from "./await-lookup";
+import { presentLookup, readRows } from "./present";
+
+/** GET /v1/lookups/{id}?wait=0..30: the lookup, held until complete or `wait` passes. */
+export function getLookupHandler(deps: Deps): Handler {
+  return async ({ caller, params, query, res }) => {
+    if (!caller) throw new ApiError("unauthorized");
+    const id = params.id ?? "";
+    if (!isId("lookup", id)) throw new ApiError("not_found", { message: "No such lookup." });
+    const waitSeconds = Math.min(Number(query.wait ?? 0), deps.config.MAX_WAIT_SECONDS, LIMITS.maxWaitSeconds);
+    const { lookup, rows } = await awaitLookup(deps, caller, id, waitSeconds * 1000, clientGone(res));
+    return { status: 200, body: presentLookup(lookup, readRows(rows), deps.config.publicBaseUrl) };
+  };
+}

@@ -1,0 +1,61 @@
+import { createServer } from "node:http";
+import { loadDotEnv } from "@svc/config";
+import { createLogger, ShutdownManager } from "@svc/runtime";
+import { createStore } from "@svc/store";
+import { CompletionWaiter, createRedis, Producer, waitForRedis } from "@svc/queues";
+import { createApp } from "./app";
+import { ensurePublicSandbox } from "./bootstrap";
+import { loadGatewayConfig } from "./config";
+import type { Deps } from "./context";
+
+/**
+ * The API gateway: validates, authorises and enqueues; it only produces to queues.
+ * Start-up fails fast on bad configuration; SIGTERM stops accepting, lets
+ * in-flight requests finish (held `wait` requests are woken to answer now), then
+ * closes queues, Redis and the database.
+ */
+async function main(): Promise<void> {
+  loadDotEnv();
+  const config = loadGatewayConfig();
+  const logger = createLogger("gateway", config.LOG_LEVEL);
+  const shutdown = new ShutdownManager(logger, config.SHUTDOWN_TIMEOUT_MS);
+  shutdown.listen();
+
+  const store = createStore({ databaseUrl: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, applicationName: "gateway" });
+  const redis = createRedis(config.REDIS_URL, "producer", "gateway");
+  const subscriber = createRedis(config.REDIS_URL, "subscriber", "gateway-sub");
+  await Promise.all([waitForRedis(redis), waitForRedis(subscriber), store.pool.query("SELECT 1")]);
+  const producer = new Producer(redis, config.REDIS_PREFIX, (err) => logger.error({ err }, "queue error"));
+  const waiter = new CompletionWaiter(subscriber, config.REDIS_PREFIX);
+  await waiter.start();
+  if (config.SANDBOX_KEY_ENABLED) await ensurePublicSandbox(store, config.KEY_HASH_SECRET);
+
+  const deps: Deps = { config, logger, store, redis, producer, waiter, now: () => new Date() };
+  const server = createServer(createApp(deps));
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  server.requestTimeout = 60_000;
+
+  shutdown.register("stop accepting and drain requests", 10, async () => {
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    waiter.close();
+    await closed;
+  });
+  shutdown.register("close queues", 20, () => producer.close());
+  shutdown.register("close redis", 30, async () => {
+    await Promise.all([redis.quit().catch(() => undefined), subscriber.quit().catch(() => undefined)]);
+  });
+  shutdown.register("close database", 40, () => store.close());
+
+  await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : config.PORT;
+  logger.info({ port, baseUrl: config.publicBaseUrl }, "gateway listening");
+}
+
+main().catch((err) => {
+  // Configuration errors carry a readable list of variables; print it plainly.
+  process.stderr.write(`gateway failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});
