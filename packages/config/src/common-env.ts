@@ -1,14 +1,10 @@
 import { Type, type Static } from "@sinclair/typebox";
+import { StringEnum } from "./string-enum";
 
 /** Settings every service reads; each service's schema spreads these in. */
 export const commonEnv = {
-  NODE_ENV: Type.Union([Type.Literal("development"), Type.Literal("test"), Type.Literal("production")], {
-    default: "development",
-  }),
-  LOG_LEVEL: Type.Union(
-    ["fatal", "error", "warn", "info", "debug", "trace", "silent"].map((l) => Type.Literal(l)),
-    { default: "info" },
-  ),
+  NODE_ENV: StringEnum(["development", "test", "production"], { default: "development" }),
+  LOG_LEVEL: StringEnum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], { default: "info" }),
   DATABASE_URL: Type.String({ pattern: "^postgres(ql)?://", default: "postgresql://postgres@127.0.0.1:5432/svc_validate" }),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
   REDIS_URL: Type.String({ pattern: "^rediss?://", default: "redis://127.0.0.1:6379" }),

@@ -2,3 +2,4 @@ export { loadConfig, ConfigError } from "./load-config";
 export { loadDotEnv } from "./dot-env";
 export { commonEnv, type CommonEnv } from "./common-env";
 export { Type, type Static, type TObject } from "@sinclair/typebox";
+export { StringEnum } from "./string-enum";

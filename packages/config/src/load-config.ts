@@ -27,6 +27,7 @@ export function loadConfig<T extends TObject>(schema: T, env: NodeJS.ProcessEnv 
     const problems = (validate.errors ?? []).map((e) => {
       const name = e.instancePath.replace(/^\//, "") || String((e.params as { missingProperty?: string }).missingProperty ?? "");
       if (e.keyword === "required") return `${name} is required but not set`;
+      if (e.keyword === "enum") return `${name} must be one of: ${(e.params as { allowedValues: unknown[] }).allowedValues.join(", ")}`;
       return `${name} ${e.message ?? "is invalid"}`;
     });
     throw new ConfigError(problems);

@@ -1,7 +1,9 @@
 import type { TSchema } from "@sinclair/typebox";
 import { ERROR_CODES, ERROR_GUIDANCE } from "./error-codes";
 import { ROUTES, type RouteDef } from "./routes";
+import { ServiceSchema } from "./schemas/catalog";
 import { CheckResultSchema, ErrorSchema, MoneySchema, ResultRowSchema } from "./schemas/common";
+import { ProgressSchema } from "./schemas/jobs";
 import { EVENT_PAYLOADS } from "./schemas/webhooks";
 
 /** Bumped on every additive change to v1 (minor) or fix (patch); never a breaking change. */
@@ -116,7 +118,9 @@ function operation(route: RouteDef, components: Record<string, unknown>): Json {
  */
 export function buildOpenApi(baseUrl: string): Json {
   const components: Record<string, unknown> = {};
-  for (const s of [MoneySchema, CheckResultSchema, ResultRowSchema, ErrorSchema]) schemaRef(s, components);
+  // Schemas that are only reached through `Type.Ref(...)` (a bare `$ref` by name) are never
+  // walked into, so register them here or their references dangle.
+  for (const s of [MoneySchema, CheckResultSchema, ResultRowSchema, ErrorSchema, ProgressSchema, ServiceSchema]) schemaRef(s, components);
   const paths: Json = {};
   for (const route of ROUTES) {
     const item = (paths[route.path] ??= {}) as Json;

@@ -14,6 +14,10 @@ export function normaliseAddress(address: string): ipaddr.IPv4 | ipaddr.IPv6 | n
 /** Parses one allowlist entry (address or CIDR, IPv4 or IPv6) or returns null when malformed. */
 export function parseAllowEntry(entry: string): Range | null {
   const text = entry.trim();
+  // ipaddr.js also reads `10`, `1.2.3`, `010.1.2.3` (octal) and `0x0a000001` as IPv4
+  // addresses; in an allowlist those are typos, not the address they happen to decode to.
+  const address = (text.split("/")[0] as string).replace(/^\[|\]$/g, "");
+  if (!address.includes(":") && !ipaddr.IPv4.isValidFourPartDecimal(address)) return null;
   try {
     if (text.includes("/")) {
       if (!ipaddr.isValidCIDR(text)) return null;

@@ -15,7 +15,7 @@ export async function publishCompletion(redis: Redis, prefix: string, id: string
 }
 
 export class CompletionWaiter {
-  private readonly waiters = new Map<string, Set<() => void>>();
+  private readonly waiters = new Map<string, Set<(woken: boolean) => void>>();
   private started = false;
   private closed = false;
 
@@ -32,7 +32,7 @@ export class CompletionWaiter {
       const set = this.waiters.get(id);
       if (!set) return;
       this.waiters.delete(id);
-      for (const wake of set) wake();
+      for (const release of set) release(true);
     });
     await this.subscriber.subscribe(completionChannel(this.prefix));
   }
@@ -42,21 +42,21 @@ export class CompletionWaiter {
    * aborts (client went away). Returns true if woken by a notice.
    */
   wait(id: string, ms: number, signal?: AbortSignal): Promise<boolean> {
-    if (ms <= 0 || this.closed) return Promise.resolve(false);
+    // An already-aborted signal never fires "abort" again: answer now instead of at the timeout.
+    if (ms <= 0 || this.closed || signal?.aborted) return Promise.resolve(false);
     return new Promise((resolve) => {
       let set = this.waiters.get(id);
       if (!set) this.waiters.set(id, (set = new Set()));
       const finish = (woken: boolean) => {
         clearTimeout(timer);
         signal?.removeEventListener("abort", onAbort);
-        set?.delete(wake);
+        set?.delete(finish);
         if (set && set.size === 0 && this.waiters.get(id) === set) this.waiters.delete(id);
         resolve(woken);
       };
-      const wake = () => finish(true);
       const onAbort = () => finish(false);
       const timer = setTimeout(() => finish(false), ms);
-      set.add(wake);
+      set.add(finish);
       signal?.addEventListener("abort", onAbort, { once: true });
     });
   }
@@ -64,7 +64,7 @@ export class CompletionWaiter {
   /** Wakes every waiter and refuses new waits: on shutdown held requests answer now. */
   close(): void {
     this.closed = true;
-    for (const set of this.waiters.values()) for (const wake of set) wake();
+    for (const set of this.waiters.values()) for (const release of set) release(false);
     this.waiters.clear();
   }
 

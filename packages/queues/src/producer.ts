@@ -1,8 +1,19 @@
 import { Queue, type JobsOptions } from "bullmq";
+import Ajv, { type ValidateFunction } from "ajv";
 import type { Redis } from "ioredis";
 import { JOBS, QUEUES, type JobName, type JobPayload, type QueueName } from "./catalog";
 
 /** The gateway's (and any service's) handle for enqueuing: one BullMQ Queue per queue name. */
+const ajv = new Ajv({ allErrors: false, strict: false });
+const validators = new Map<JobName, ValidateFunction>();
+
+/** Validates a payload against the catalog before it leaves the process (consumers check again). */
+function assertPayload(name: JobName, payload: unknown): void {
+  let validate = validators.get(name);
+  if (!validate) validators.set(name, (validate = ajv.compile(JOBS[name].payload)));
+  if (!validate(payload)) throw new Error(`invalid payload for job ${name}`);
+}
+
 export class Producer {
   private readonly queues = new Map<QueueName, Queue>();
 
@@ -23,6 +34,7 @@ export class Producer {
    * a duplicate enqueue is dropped by BullMQ instead of doing the work twice.
    */
   async enqueue<N extends JobName>(name: N, payload: JobPayload<N>, options: { jobId: string; delayMs?: number; priority?: number }): Promise<void> {
+    assertPayload(name, payload);
     const def = JOBS[name];
     const queue = this.queues.get(def.queue) as Queue;
     const opts: JobsOptions = {

@@ -50,7 +50,11 @@ export function createLogger(service: string, level: string = "info", destinatio
         },
       },
       serializers: {
-        err: (err: Error) => scrubValue(pino.stdSerializers.err(err)),
+        // `formatters.log` has already turned the error into a scrubbed plain object by now.
+        err: (err: unknown) => scrubValue(err instanceof Error ? pino.stdSerializers.err(err) : err),
+        // The final message: also covers interpolated arguments (`%j`, `%d`) and the
+        // error message pino uses when an error is logged without one.
+        msg: (msg: unknown) => (typeof msg === "string" ? scrubText(msg) : msg),
       },
       timestamp: pino.stdTimeFunctions.isoTime,
     },

@@ -23,12 +23,14 @@ const SAFE_KEYS = new Set(["reqId", "requestId", "request_id", "time", "level", 
 
 export function scrubValue(value: unknown, depth = 0): unknown {
   if (typeof value === "string") return scrubText(value);
-  if (depth > 6 || value === null || typeof value !== "object") return value;
+  if (value === null || typeof value !== "object") return value;
+  // Not walked any deeper, so not written either: it could hold anything (or loop back on itself).
+  if (depth > 6) return "[truncated]";
   if (Array.isArray(value)) return value.map((v) => scrubValue(v, depth + 1));
   if (value instanceof Error) {
     return { type: value.name, message: scrubText(value.message), stack: value.stack ? scrubText(value.stack) : undefined };
   }
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = SAFE_KEYS.has(k) ? v : scrubValue(v, depth + 1);
+  for (const [k, v] of Object.entries(value)) out[k] = SAFE_KEYS.has(k) && typeof v !== "object" ? v : scrubValue(v, depth + 1);
   return out;
 }

@@ -46,7 +46,6 @@ export class ShutdownManager {
       this.logger.error({ timeoutMs: this.timeoutMs }, "shutdown deadline passed, forcing exit");
       this.exit(1);
     }, this.timeoutMs);
-    deadline.unref();
     let failed = false;
     for (const h of [...this.handlers].sort((a, b) => a.order - b.order)) {
       const started = Date.now();

@@ -1,0 +1,44 @@
+import { BASE62_ALPHABET, encodeBase62, randomBase62 } from "./base62";
+import { ID_PREFIX, isId, newId, type IdKind } from "./ids";
+
+describe("base62", () => {
+  it("uses 62 distinct characters", () => {
+    expect(new Set(BASE62_ALPHABET).size).toBe(62);
+  });
+
+  it("encodes integers with left padding", () => {
+    expect(encodeBase62(0, 6)).toBe("000000");
+    expect(encodeBase62(61, 1)).toBe("z");
+    expect(encodeBase62(62, 1)).toBe("10");
+    expect(encodeBase62(0xffffffff, 6)).toBe("4gfFC3");
+  });
+
+  it("makes random strings of the requested length over the whole alphabet", () => {
+    const text = Array.from({ length: 50 }, () => randomBase62(40)).join("");
+    expect(text).toMatch(/^[0-9A-Za-z]{2000}$/);
+    expect(new Set(text).size).toBe(62);
+  });
+});
+
+describe("ids", () => {
+  it.each(Object.keys(ID_PREFIX) as IdKind[])("makes %s ids that it recognises", (kind) => {
+    const id = newId(kind);
+    expect(id.startsWith(`${ID_PREFIX[kind]}_`)).toBe(true);
+    expect(isId(kind, id)).toBe(true);
+  });
+
+  it("never repeats an id", () => {
+    expect(new Set(Array.from({ length: 1000 }, () => newId("lookup"))).size).toBe(1000);
+  });
+
+  it("refuses ids of another kind or of the wrong shape", () => {
+    const id = newId("lookup");
+    expect(isId("job", id)).toBe(false);
+    expect(isId("lookup", id.toUpperCase())).toBe(false);
+    expect(isId("lookup", "lkp_short")).toBe(false);
+    expect(isId("lookup", `lkp_${"a".repeat(65)}`)).toBe(false);
+    expect(isId("lookup", `${id}/../x`)).toBe(false);
+    expect(isId("lookup", `${id}'`)).toBe(false);
+    expect(isId("lookup", "")).toBe(false);
+  });
+});

@@ -1,0 +1,193 @@
+import type { Job, Worker } from "bullmq";
+import type { Redis } from "ioredis";
+import { createTestEnv, type TestEnv } from "../../../tests/support/env";
+import { JOBS, QUEUES, type JobPayload } from "./catalog";
+import { createRedis, waitForRedis } from "./connection";
+import { createConsumer } from "./consumer";
+import { Producer } from "./producer";
+
+/**
+ * Producer → BullMQ → consumer against the real Redis. Each test uses its own
+ * sub-prefix under the file's prefix, so queues never see each other's jobs.
+ */
+
+type Payload = JobPayload<"lookup.complete-test">;
+
+let env: TestEnv;
+let producerRedis: Redis;
+let workerRedis: Redis;
+const producers: Producer[] = [];
+const workers: Worker[] = [];
+const runs: Promise<void>[] = [];
+const workerErrors: Error[] = [];
+let seq = 0;
+
+beforeAll(async () => {
+  env = await createTestEnv();
+  producerRedis = createRedis(env.redisUrl, "producer", "queues-test-producer");
+  workerRedis = createRedis(env.redisUrl, "worker", "queues-test-worker");
+  await Promise.all([waitForRedis(producerRedis), waitForRedis(workerRedis)]);
+});
+
+afterAll(async () => {
+  await Promise.all(workers.map((w) => w.close()));
+  await Promise.allSettled(runs);
+  await Promise.all(producers.map((p) => p.close()));
+  await Promise.all([producerRedis?.quit().catch(() => undefined), workerRedis?.quit().catch(() => undefined)]);
+});
+
+afterEach(() => {
+  expect(workerErrors).toEqual([]);
+});
+
+/** A fresh prefix and producer for one test. */
+function freshProducer(): { prefix: string; producer: Producer } {
+  seq += 1;
+  const prefix = `${env.redisPrefix}:q${seq}`;
+  const producer = new Producer(producerRedis, prefix, (err) => workerErrors.push(err));
+  producers.push(producer);
+  return { prefix, producer };
+}
+
+/** A consumer of the checks queue whose handler records every call. */
+function consumer(prefix: string, onCall?: (payload: Payload, job: Job) => void) {
+  const calls: Array<{ payload: Payload; jobId: string | undefined }> = [];
+  const worker = createConsumer(
+    QUEUES.checks,
+    {
+      "lookup.complete-test": async (payload, job) => {
+        calls.push({ payload, jobId: job.id });
+        onCall?.(payload, job);
+      },
+    },
+    { connection: workerRedis, prefix, concurrency: 1, onError: (err) => workerErrors.push(err) },
+  );
+  workers.push(worker);
+  return { worker, calls };
+}
+
+async function start(worker: Worker): Promise<void> {
+  runs.push(worker.run());
+  await worker.waitUntilReady();
+}
+
+/** Resolves with the job when `worker` emits `event` for `jobId`. Attach before the job can run. */
+function jobEvent(worker: Worker, event: "completed" | "failed", jobId: string): Promise<{ job: Job; err?: Error }> {
+  return new Promise((resolve) => {
+    const listener = (job: Job | undefined, second: unknown) => {
+      if (job?.id !== jobId) return;
+      worker.off(event, listener as never);
+      resolve({ job, err: event === "failed" ? (second as Error) : undefined });
+    };
+    worker.on(event, listener as never);
+  });
+}
+
+describe("Producer.enqueue + createConsumer", () => {
+  it("delivers a valid payload to the handler exactly once", async () => {
+    const { prefix, producer } = freshProducer();
+    const { worker, calls } = consumer(prefix);
+    const jobId = "lkp_Deliver0001";
+    const completed = jobEvent(worker, "completed", jobId);
+
+    await producer.enqueue("lookup.complete-test", { lookupId: jobId }, { jobId });
+    await start(worker);
+    const { job } = await completed;
+
+    expect(calls).toEqual([{ payload: { lookupId: jobId }, jobId }]);
+    expect(job.attemptsMade).toBe(1);
+    const stored = await producer.queue(QUEUES.checks).getJob(jobId);
+    expect(await stored?.getState()).toBe("completed");
+    expect(stored?.opts.attempts).toBe(JOBS["lookup.complete-test"].attempts);
+    const counts = await producer.queue(QUEUES.checks).getJobCounts("waiting", "active", "delayed", "failed", "completed");
+    expect(counts).toEqual({ waiting: 0, active: 0, delayed: 0, failed: 0, completed: 1 });
+    expect(calls).toHaveLength(1);
+  });
+
+  it("runs the handler once when the same jobId is enqueued twice", async () => {
+    const { prefix, producer } = freshProducer();
+    const { worker, calls } = consumer(prefix);
+    const jobId = "lkp_Duplicate001";
+    const sentinelId = "lkp_Sentinel0001";
+    const first = jobEvent(worker, "completed", jobId);
+
+    await producer.enqueue("lookup.complete-test", { lookupId: jobId }, { jobId });
+    await producer.enqueue("lookup.complete-test", { lookupId: jobId }, { jobId });
+    expect(await producer.queue(QUEUES.checks).getJobCounts("waiting")).toEqual({ waiting: 1 });
+
+    await start(worker);
+    await first;
+
+    // A repeat after completion is dropped too. The sentinel is queued behind it on a
+    // single-concurrency FIFO worker, so once the sentinel has run any accepted
+    // duplicate would already have run.
+    const sentinel = jobEvent(worker, "completed", sentinelId);
+    await producer.enqueue("lookup.complete-test", { lookupId: jobId }, { jobId });
+    await producer.enqueue("lookup.complete-test", { lookupId: sentinelId }, { jobId: sentinelId });
+    await sentinel;
+
+    expect(calls.filter((c) => c.jobId === jobId)).toHaveLength(1);
+    expect(calls.map((c) => c.jobId)).toEqual([jobId, sentinelId]);
+  });
+
+  it.each([
+    ["a lookupId that is not a lookup id", { lookupId: "+15551234567" }],
+    ["a missing lookupId", {}],
+    ["an extra property", { lookupId: "lkp_Extra000001", email: "secret@example.org" }],
+    ["a lookupId of the wrong type", { lookupId: 12345678 }],
+  ])("never passes a payload with %s to the handler and fails it once, without retries", async (_, payload) => {
+    const { prefix, producer } = freshProducer();
+    const { worker, calls } = consumer(prefix);
+    const jobId = `bad_${seq}_payload`;
+    const failed = jobEvent(worker, "failed", jobId);
+
+    // Bypasses Producer.enqueue (and its types) on purpose; allows retries so that
+    // "no retry" is the consumer's decision, not the job options'.
+    await producer.queue(QUEUES.checks).add("lookup.complete-test", payload, { jobId, attempts: 5, backoff: { type: "fixed", delay: 1 } });
+    await start(worker);
+    const { job, err } = await failed;
+
+    expect(calls).toEqual([]);
+    expect(err?.message).toMatch(/invalid payload/);
+    expect(err?.message).not.toContain("+15551234567");
+    expect(job.attemptsMade).toBe(1);
+    const stored = await producer.queue(QUEUES.checks).getJob(jobId);
+    expect(await stored?.getState()).toBe("failed");
+    expect(stored?.attemptsMade).toBe(1);
+    const counts = await producer.queue(QUEUES.checks).getJobCounts("waiting", "active", "delayed", "failed", "completed");
+    expect(counts).toEqual({ waiting: 0, active: 0, delayed: 0, failed: 1, completed: 0 });
+  });
+
+  it("fails a job whose name is not in the catalog once, without calling any handler", async () => {
+    const { prefix, producer } = freshProducer();
+    const { worker, calls } = consumer(prefix);
+    const jobId = "unknown_name_job";
+    const failed = jobEvent(worker, "failed", jobId);
+
+    await producer.queue(QUEUES.checks).add("lookup.unknown", { lookupId: "lkp_Unknown00001" }, { jobId, attempts: 5, backoff: { type: "fixed", delay: 1 } });
+    await start(worker);
+    const { job } = await failed;
+
+    expect(calls).toEqual([]);
+    expect(job.attemptsMade).toBe(1);
+    expect(await (await producer.queue(QUEUES.checks).getJob(jobId))?.getState()).toBe("failed");
+  });
+
+  it("retries a handler failure (the payload was valid)", async () => {
+    const { prefix, producer } = freshProducer();
+    let attempts = 0;
+    const { worker, calls } = consumer(prefix, () => {
+      attempts += 1;
+      if (attempts === 1) throw new Error("transient");
+    });
+    const jobId = "lkp_Retry0000001";
+    const completed = jobEvent(worker, "completed", jobId);
+
+    await producer.queue(QUEUES.checks).add("lookup.complete-test", { lookupId: jobId }, { jobId, attempts: 3, backoff: { type: "fixed", delay: 1 } });
+    await start(worker);
+    const { job } = await completed;
+
+    expect(calls).toHaveLength(2);
+    expect(job.attemptsMade).toBe(2);
+  });
+});

@@ -1,0 +1,165 @@
+import type { AddressInfo } from "node:net";
+import request from "supertest";
+import { apiKeyFromBody, generateApiKey, PUBLIC_SANDBOX_KEY } from "@svc/domain";
+import { revokeApiKey } from "@svc/store";
+import { accountWithKey, bearer } from "../support/fixtures";
+import { startTestGateway, type TestGateway } from "../support/gateway";
+
+let gw: TestGateway;
+beforeAll(async () => {
+  // Loopback is a trusted proxy here, so tests can present other client addresses via X-Forwarded-For.
+  gw = await startTestGateway({ config: { TRUSTED_PROXIES: "127.0.0.1/32,::1/128" } });
+});
+afterAll(async () => gw.close());
+
+const lookupBody = { numbers: ["+12025550100"], checks: ["number.spam"] };
+
+/** The parts of a 401 that must be identical whatever the reason. */
+function shapeOf(res: request.Response) {
+  const { request_id, ...rest } = res.body.error;
+  expect(request_id).toBe(res.headers["x-request-id"]);
+  return { status: res.status, wwwAuthenticate: res.headers["www-authenticate"], body: rest };
+}
+
+describe("authentication", () => {
+  it("gives every kind of bad key the same 401", async () => {
+    const live = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "live" });
+    const revoked = await accountWithKey(gw.store, gw.env.keyHashSecret);
+    await revokeApiKey(gw.store.pool, revoked.keyId);
+    const expired = await accountWithKey(gw.store, gw.env.keyHashSecret, { expiresAt: new Date(Date.now() + 60_000) });
+    const fenced = await accountWithKey(gw.store, gw.env.keyHashSecret, { allowIps: ["203.0.113.0/24"] });
+    const valid = generateApiKey("test");
+    const badChecksum = `${valid.slice(0, -1)}${valid.endsWith("A") ? "B" : "A"}`;
+
+    gw.setNow(new Date(Date.now() + 120_000));
+    try {
+      const attempts: Array<request.Test> = [
+        gw.http().post("/v1/lookup").send(lookupBody),
+        gw.http().post("/v1/lookup").set("Authorization", `Basic ${Buffer.from("a:b").toString("base64")}`).send(lookupBody),
+        gw.http().post("/v1/lookup").set("Authorization", "Bearer").send(lookupBody),
+        gw.http().post("/v1/lookup").set(bearer("svc_test_short")).send(lookupBody),
+        gw.http().post("/v1/lookup").set(bearer(badChecksum)).send(lookupBody),
+        gw.http().post("/v1/lookup").set(bearer(valid)).send(lookupBody), // well-formed, unknown
+        gw.http().post("/v1/lookup").set(bearer(revoked.key)).send(lookupBody),
+        gw.http().post("/v1/lookup").set(bearer(expired.key)).send(lookupBody),
+        gw.http().post("/v1/lookup").set(bearer(fenced.key)).set("X-Forwarded-For", "198.51.100.7").send(lookupBody),
+        gw.http().post(`/v1/lookup?api_key=${live.key}`).send(lookupBody),
+        gw.http().post(`/v1/lookup?x=${live.key}`).set(bearer(live.key)).send(lookupBody),
+      ];
+      const shapes = (await Promise.all(attempts)).map(shapeOf);
+      for (const s of shapes) {
+        expect(s).toEqual({
+          status: 401,
+          wwwAuthenticate: 'Bearer realm="api"',
+          body: { code: "unauthorized", message: shapes[0]?.body.message, status: 401, retryable: false, param: null, doc_url: `${gw.url}/docs/errors#unauthorized` },
+        });
+      }
+    } finally {
+      gw.setNow(null);
+    }
+  });
+
+  it("accepts a valid key until it is revoked", async () => {
+    const k = await accountWithKey(gw.store, gw.env.keyHashSecret);
+    expect((await gw.http().post("/v1/lookup").set(bearer(k.key)).send(lookupBody)).status).toBe(200);
+    await revokeApiKey(gw.store.pool, k.keyId);
+    expect((await gw.http().post("/v1/lookup").set(bearer(k.key)).send(lookupBody)).status).toBe(401);
+  });
+
+  it("refuses a key sent in the query string even alongside a valid header", async () => {
+    const k = await accountWithKey(gw.store, gw.env.keyHashSecret);
+    const res = await gw.http().get(`/v1/services?key=${k.key}`).set(bearer(k.key));
+    expect(res.status).toBe(401);
+  });
+
+  it("accepts the published sandbox key", async () => {
+    expect(PUBLIC_SANDBOX_KEY).toBe(apiKeyFromBody("test", "publicSandboxDemoKey2026v1AbCd"));
+    const res = await gw.http().post("/v1/lookup").set(bearer(PUBLIC_SANDBOX_KEY)).send(lookupBody);
+    expect(res.status).toBe(200);
+    expect(res.body.livemode).toBe(false);
+  });
+});
+
+describe("scopes", () => {
+  it("refuses an endpoint outside the key's scopes with 403 insufficient_scope", async () => {
+    const k = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "agent", scopes: ["account:read"] });
+    const res = await gw.http().post("/v1/lookup").set(bearer(k.key)).send(lookupBody);
+    expect(res.status).toBe(403);
+    expect(res.body.error).toMatchObject({ code: "insufficient_scope", retryable: false, param: null });
+    expect(res.body.error.message).toContain("lookup:write");
+  });
+
+  it("gives test and live keys every scope but webhooks:manage by default", async () => {
+    const { scopesForNewKey, DEFAULT_SCOPES } = await import("@svc/domain");
+    expect(scopesForNewKey("test", undefined)).toEqual([...DEFAULT_SCOPES]);
+    expect(scopesForNewKey("live", undefined)).not.toContain("webhooks:manage");
+    expect(scopesForNewKey("live", undefined)).toEqual(["lookup:write", "jobs:write", "jobs:read", "jobs:read_all", "account:read"]);
+    expect(() => scopesForNewKey("agent", undefined)).toThrow();
+    expect(scopesForNewKey("agent", ["lookup:write"])).toEqual(["lookup:write"]);
+  });
+
+  it("lets an agent key use exactly the scopes it was issued", async () => {
+    const k = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "agent", scopes: ["lookup:write"] });
+    const res = await gw.http().post("/v1/lookup").set(bearer(k.key)).send({ numbers: ["+12125551234"], checks: ["spam"] });
+    // Agent keys are live: the request is authorised and reaches the live path.
+    expect(res.status).not.toBe(401);
+    expect(res.status).not.toBe(403);
+  });
+});
+
+describe("IP allowlists", () => {
+  const ask = (key: string, from?: string) => {
+    const r = gw.http().post("/v1/lookup").set(bearer(key));
+    if (from) r.set("X-Forwarded-For", from);
+    return r.send(lookupBody);
+  };
+
+  it("matches IPv4 addresses and CIDR ranges", async () => {
+    const k = await accountWithKey(gw.store, gw.env.keyHashSecret, { allowIps: ["198.51.100.0/24", "192.0.2.9/32"] });
+    expect((await ask(k.key, "198.51.100.77")).status).toBe(200);
+    expect((await ask(k.key, "192.0.2.9")).status).toBe(200);
+    expect((await ask(k.key, "192.0.2.10")).status).toBe(401);
+  });
+
+  it("matches IPv6 addresses and ranges", async () => {
+    const k = await accountWithKey(gw.store, gw.env.keyHashSecret, { allowIps: ["2001:db8:1::/48"] });
+    expect((await ask(k.key, "2001:db8:1:ffff::5")).status).toBe(200);
+    expect((await ask(k.key, "2001:db8:2::5")).status).toBe(401);
+  });
+
+  it("matches an IPv4-mapped IPv6 caller as its IPv4 address", async () => {
+    const k = await accountWithKey(gw.store, gw.env.keyHashSecret, { allowIps: ["198.51.100.0/24"] });
+    expect((await ask(k.key, "::ffff:198.51.100.20")).status).toBe(200);
+    expect((await ask(k.key, "::ffff:198.51.101.20")).status).toBe(401);
+  });
+
+  it("uses the socket address when the peer is not a trusted proxy", async () => {
+    const strict = await startTestGateway({ env: gw.env }); // no trusted proxies
+    try {
+      const k = await accountWithKey(strict.store, strict.env.keyHashSecret, { allowIps: ["198.51.100.0/24"] });
+      const spoofed = await strict.http().post("/v1/lookup").set(bearer(k.key)).set("X-Forwarded-For", "198.51.100.1").send(lookupBody);
+      expect(spoofed.status).toBe(401);
+      const loopback = await accountWithKey(strict.store, strict.env.keyHashSecret, { allowIps: ["127.0.0.0/8"] });
+      expect((await strict.http().post("/v1/lookup").set(bearer(loopback.key)).send(lookupBody)).status).toBe(200);
+    } finally {
+      await strict.close();
+    }
+  });
+
+  it("matches a real IPv4-mapped socket address on a dual-stack listener", async () => {
+    const dual = await startTestGateway({ env: gw.env, host: "::" });
+    try {
+      const k = await accountWithKey(dual.store, dual.env.keyHashSecret, { allowIps: ["127.0.0.1"] });
+      // Connecting to 127.0.0.1 on a "::" listener presents the peer as ::ffff:127.0.0.1.
+      const port = (dual.server.address() as AddressInfo).port;
+      const res = await request(`http://127.0.0.1:${port}`).post("/v1/lookup").set(bearer(k.key)).send(lookupBody);
+      expect(res.status).toBe(200);
+      const v6only = await accountWithKey(dual.store, dual.env.keyHashSecret, { allowIps: ["::1"] });
+      expect((await request(`http://[::1]:${port}`).post("/v1/lookup").set(bearer(v6only.key)).send(lookupBody)).status).toBe(200);
+      expect((await request(`http://127.0.0.1:${port}`).post("/v1/lookup").set(bearer(v6only.key)).send(lookupBody)).status).toBe(401);
+    } finally {
+      await dual.close();
+    }
+  });
+});
+

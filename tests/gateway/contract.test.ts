@@ -1,0 +1,49 @@
+import { bearer, accountWithKey } from "../support/fixtures";
+import { startTestGateway, type TestGateway } from "../support/gateway";
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startTestGateway();
+});
+afterAll(async () => gw.close());
+
+describe("request ids and the error object", () => {
+  it("puts a req_ id on every response and the same id in error.request_id", async () => {
+    const ok = await gw.http().get("/v1/health");
+    expect(ok.status).toBe(200);
+    expect(ok.headers["x-request-id"]).toMatch(/^req_[0-9A-Za-z]+$/);
+
+    const missing = await gw.http().get("/v1/nothing-here");
+    expect(missing.status).toBe(404);
+    expect(missing.body.error).toEqual({
+      code: "not_found",
+      message: expect.any(String),
+      status: 404,
+      retryable: false,
+      param: null,
+      doc_url: `${gw.url}/docs/errors#not_found`,
+      request_id: missing.headers["x-request-id"],
+    });
+  });
+
+  it("answers an unknown path with 404 before looking at the key", async () => {
+    const res = await gw.http().post("/v1/lookups").set("Authorization", "Bearer nonsense");
+    expect(res.status).toBe(404);
+    expect(res.body.error.code).toBe("not_found");
+  });
+
+  it("answers a known path with a wrong method with 405 and Allow", async () => {
+    const res = await gw.http().delete("/v1/lookup");
+    expect(res.status).toBe(405);
+    expect(res.headers.allow).toBe("POST");
+    expect(res.body.error.code).toBe("method_not_allowed");
+  });
+
+  it("refuses malformed JSON without echoing it", async () => {
+    const { key } = await accountWithKey(gw.store, gw.env.keyHashSecret);
+    const res = await gw.http().post("/v1/lookup").set(bearer(key)).set("Content-Type", "application/json").send('{"numbers": ["+12025550100"');
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe("invalid_request");
+    expect(JSON.stringify(res.body)).not.toContain("12025550100");
+  });
+});

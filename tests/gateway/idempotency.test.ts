@@ -1,0 +1,132 @@
+import { createHash } from "node:crypto";
+import { canonicalJson } from "../../services/gateway/src/http/idempotency";
+import { accountWithKey, bearer, type TestKey } from "../support/fixtures";
+import { startTestGateway, type TestGateway } from "../support/gateway";
+
+let gw: TestGateway;
+let k: TestKey;
+beforeAll(async () => {
+  gw = await startTestGateway();
+  k = await accountWithKey(gw.store, gw.env.keyHashSecret);
+});
+afterAll(async () => gw.close());
+
+const post = (body: object, idem?: string, key = k.key) => {
+  const r = gw.http().post("/v1/lookup").set(bearer(key));
+  if (idem !== undefined) r.set("Idempotency-Key", idem);
+  return r.send(body);
+};
+const lookupsOf = async (accountId: string) =>
+  (await gw.store.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM lookups WHERE account_id = $1`, [accountId])).rows[0]?.n;
+
+describe("Idempotency-Key", () => {
+  it("replays the stored response for the same key and body", async () => {
+    const body = { numbers: ["+12025550100"], checks: ["spam"] };
+    const first = await post(body, "order-1");
+    expect(first.status).toBe(200);
+    expect(first.headers["idempotent-replayed"]).toBeUndefined();
+    // Same body re-serialised with other key order and spacing is the same body.
+    const again = await gw.http().post("/v1/lookup").set(bearer(k.key)).set("Idempotency-Key", "order-1").set("Content-Type", "application/json").send('{ "checks": ["spam"],  "numbers": ["+12025550100"] }');
+    expect(again.status).toBe(200);
+    expect(again.headers["idempotent-replayed"]).toBe("true");
+    expect(again.body).toEqual(first.body);
+    expect(again.headers["x-request-id"]).toBe(first.headers["x-request-id"]);
+    expect(await lookupsOf(k.accountId)).toBe(1);
+  });
+
+  it("refuses the same key with a different body: 409 idempotency_key_reused", async () => {
+    await post({ numbers: ["+12025550100"], checks: ["spam"] }, "order-2");
+    const res = await post({ numbers: ["+12025550101"], checks: ["spam"] }, "order-2");
+    expect(res.status).toBe(409);
+    expect(res.body.error).toMatchObject({ code: "idempotency_key_reused", retryable: false });
+  });
+
+  it("answers 409 idempotency_request_in_progress (retryable) while the first request runs", async () => {
+    const body = { numbers: ["+12025550107"], checks: ["spam"], wait: 5 };
+    const first = post(body, "order-3").then((r) => r); // supertest sends on then()
+    await new Promise((r) => setTimeout(r, 300));
+    const second = await post(body, "order-3");
+    expect(second.status).toBe(409);
+    expect(second.body.error).toMatchObject({ code: "idempotency_request_in_progress", retryable: true });
+    expect(second.headers["retry-after"]).toBeDefined();
+    expect((await first).status).toBe(200);
+    const third = await post(body, "order-3");
+    expect(third.headers["idempotent-replayed"]).toBe("true");
+    expect(third.body.id).toBe((await first).body.id);
+  });
+
+  it("stores non-retryable errors and replays them, but not retryable ones", async () => {
+    const own = await accountWithKey(gw.store, gw.env.keyHashSecret);
+    const bad = { numbers: ["+12025550100"], checks: ["spam", "hlr"] };
+    const a = await post(bad, "err-1", own.key);
+    expect(a.status).toBe(403);
+    const b = await post(bad, "err-1", own.key);
+    expect(b.status).toBe(403);
+    expect(b.headers["idempotent-replayed"]).toBe("true");
+    expect(b.body.error.request_id).toBe(a.body.error.request_id);
+
+    const outage = { numbers: ["+12025550108"], checks: ["spam"] };
+    expect((await post(outage, "err-2", own.key)).status).toBe(503);
+    const retry = await post(outage, "err-2", own.key);
+    expect(retry.status).toBe(503);
+    expect(retry.headers["idempotent-replayed"]).toBeUndefined();
+  });
+
+  it("is scoped to the account", async () => {
+    const other = await accountWithKey(gw.store, gw.env.keyHashSecret);
+    const body = { numbers: ["+12025550100"], checks: ["spam"] };
+    const mine = await post(body, "shared-key");
+    const theirs = await post(body, "shared-key", other.key);
+    expect(theirs.status).toBe(200);
+    expect(theirs.headers["idempotent-replayed"]).toBeUndefined();
+    expect(theirs.body.id).not.toBe(mine.body.id);
+  });
+
+  it("validates the key: 1-255 printable ASCII", async () => {
+    const body = { numbers: ["+12025550100"], checks: ["spam"] };
+    for (const bad of ["x".repeat(256), "tab\there"]) {
+      const res = await post(body, bad);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ code: "invalid_request", param: "Idempotency-Key" });
+    }
+    expect((await post(body, "x".repeat(255))).status).toBe(200);
+  });
+
+  it("does the work once under concurrent duplicates", async () => {
+    const own = await accountWithKey(gw.store, gw.env.keyHashSecret);
+    const body = { numbers: ["+12025550101", "+12025550102"], checks: ["spam", "whatsapp"] };
+    const responses = await Promise.all(Array.from({ length: 25 }, () => post(body, "burst", own.key)));
+    const ok = responses.filter((r) => r.status === 200);
+    const busy = responses.filter((r) => r.status === 409);
+    expect(ok.length + busy.length).toBe(25);
+    expect(ok.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(ok.map((r) => r.body.id)).size).toBe(1);
+    for (const r of busy) expect(r.body.error.code).toBe("idempotency_request_in_progress");
+    expect(await lookupsOf(own.accountId)).toBe(1);
+  });
+
+  it("lets a retry take over after the first request died, and starts afresh after 24 hours", async () => {
+    const own = await accountWithKey(gw.store, gw.env.keyHashSecret);
+    const body = { numbers: ["+12025550100"], checks: ["spam"] };
+    const first = await post(body, "day-old", own.key);
+    gw.setNow(new Date(Date.now() + 24 * 3600 * 1000 + 1000));
+    try {
+      const later = await post({ numbers: ["+12025550101"], checks: ["spam"] }, "day-old", own.key);
+      expect(later.status).toBe(200);
+      expect(later.body.id).not.toBe(first.body.id);
+    } finally {
+      gw.setNow(null);
+    }
+    // A claim left "in progress" by a crashed request is taken over once its lock lapses.
+    const hash = createHash("sha256").update(`POST /v1/lookup\n${canonicalJson(body)}`).digest("hex");
+    const orphan = (key: string, lockedFor: string) =>
+      gw.store.pool.query(
+        `INSERT INTO idempotency_records (account_id, key, request_hash, state, locked_until, expires_at) VALUES ($1, $2, $3, 'in_progress', now() + $4::interval, now() + interval '1 day')`,
+        [own.accountId, key, hash, lockedFor],
+      );
+    await orphan("crashed", "-1 second");
+    expect((await post(body, "crashed", own.key)).status).toBe(200);
+    await orphan("still-running", "1 minute");
+    expect((await post(body, "still-running", own.key)).body.error.code).toBe("idempotency_request_in_progress");
+  });
+});

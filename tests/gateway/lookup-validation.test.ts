@@ -1,0 +1,129 @@
+import { setAccountCheck } from "@svc/store";
+import { PUBLIC_SANDBOX_KEY } from "@svc/domain";
+import { accountWithKey, bearer, type TestKey } from "../support/fixtures";
+import { startTestGateway, type TestGateway } from "../support/gateway";
+
+let gw: TestGateway;
+let test: TestKey;
+let live: TestKey;
+beforeAll(async () => {
+  gw = await startTestGateway();
+  test = await accountWithKey(gw.store, gw.env.keyHashSecret);
+  live = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "live" });
+});
+afterAll(async () => gw.close());
+
+const post = (key: string, body: unknown) => gw.http().post("/v1/lookup").set(bearer(key)).send(body as object);
+
+async function expectError(res: { status: number; body: { error: Record<string, unknown> } }, status: number, code: string, param: string | null) {
+  expect({ status: res.status, code: res.body.error?.code, param: res.body.error?.param }).toEqual({ status, code, param });
+}
+
+describe("request validation", () => {
+  it.each([
+    ["missing checks", { numbers: ["+12025550100"] }, "checks"],
+    ["unknown field", { numbers: ["+12025550100"], checks: ["spam"], colour: "red" }, "colour"],
+    ["wrong type in numbers[3]", { numbers: ["+12025550100", "+12025550101", "+12025550102", 7], checks: ["spam"] }, "numbers[3]"],
+    ["numbers not an array", { numbers: "+12025550100", checks: ["spam"] }, "numbers"],
+    ["unknown check code", { numbers: ["+12025550100"], checks: ["spam", "telepathy"] }, "checks[1]"],
+    ["more than 20 checks", { numbers: ["+12025550100"], checks: Array(21).fill("spam") }, "checks"],
+    ["the same check twice via its alias", { numbers: ["+12025550100"], checks: ["number.spam", "spam"] }, "checks[1]"],
+    ["e-mails without an e-mail check", { numbers: ["+12025550100"], emails: ["a@example.org"], checks: ["spam"] }, "checks"],
+    ["numbers without a phone check", { numbers: ["+12025550100"], checks: ["email"] }, "checks"],
+    ["no identifiers", { checks: ["spam"] }, "numbers"],
+    ["wait out of range", { numbers: ["+12025550100"], checks: ["spam"], wait: 31 }, "wait"],
+    ["non-object body", [1, 2], null],
+  ])("%s → 400 invalid_request", async (_name, body, param) => {
+    await expectError(await post(test.key, body), 400, "invalid_request", param);
+  });
+
+  it("refuses a non-JSON content type", async () => {
+    const res = await gw.http().post("/v1/lookup").set(bearer(test.key)).set("Content-Type", "text/plain").send("numbers=+12025550100");
+    await expectError(res, 400, "invalid_request", null);
+  });
+
+  it("never echoes submitted values in errors", async () => {
+    const res = await post(test.key, { numbers: ["+15557654321"], emails: ["victim@corp.example"], checks: ["spam"], "+15551112222": 1 });
+    expect(res.status).toBe(400);
+    const text = JSON.stringify(res.body);
+    for (const v of ["5557654321", "victim@corp.example", "15551112222"]) expect(text).not.toContain(v);
+  });
+
+  it("refuses a body over 1 MB with 413 payload_too_large", async () => {
+    const big = { numbers: ["+12025550100"], checks: ["spam"], pad: "x".repeat(1024 * 1024) };
+    await expectError(await post(test.key, big), 413, "payload_too_large", null);
+  });
+
+  it("refuses more than 100 identifiers with too_many_numbers", async () => {
+    const numbers = Array.from({ length: 60 }, (_, i) => `+1212555${String(1000 + i * 7).padStart(4, "0")}`);
+    const emails = Array.from({ length: 41 }, (_, i) => `person${i}x@corp${i}.example`);
+    await expectError(await post(test.key, { numbers, emails, checks: ["spam", "email"] }), 400, "too_many_numbers", null);
+    expect((await post(test.key, { numbers, emails: emails.slice(0, 40), checks: ["spam", "email"] })).status).toBe(200);
+  });
+});
+
+describe("check availability", () => {
+  it("refuses number.hlr (coming soon) with service_disabled on its index until switched on", async () => {
+    await expectError(await post(test.key, { numbers: ["+12025550100"], checks: ["spam", "hlr"] }), 403, "service_disabled", "checks[1]");
+    const own = await accountWithKey(gw.store, gw.env.keyHashSecret);
+    await setAccountCheck(gw.store.pool, { accountId: own.accountId, checkCode: "number.hlr", enabled: true });
+    const res = await post(own.key, { numbers: ["+12025550100"], checks: ["spam", "hlr"] });
+    expect(res.status).toBe(200);
+    expect(res.body.results[0].checks[1]).toMatchObject({ service: "number.hlr", status: "ok", attributes: { status: "reachable" } });
+  });
+
+  it("refuses a bulk-only check on POST /v1/lookup", async () => {
+    await expectError(await post(test.key, { numbers: ["+12025550100"], checks: ["whatsapp", "signal.registered"] }), 403, "service_disabled", "checks[1]");
+  });
+
+  it("refuses a check switched off for the account", async () => {
+    const own = await accountWithKey(gw.store, gw.env.keyHashSecret);
+    await setAccountCheck(gw.store.pool, { accountId: own.accountId, checkCode: "whatsapp", enabled: false });
+    await expectError(await post(own.key, { numbers: ["+12025550100"], checks: ["spam", "whatsapp"] }), 403, "service_disabled", "checks[1]");
+  });
+
+  it("answers param null when real-time checks are off for the whole account", async () => {
+    const own = await accountWithKey(gw.store, gw.env.keyHashSecret);
+    await gw.store.pool.query(`UPDATE accounts SET realtime_enabled = false WHERE id = $1`, [own.accountId]);
+    await expectError(await post(own.key, { numbers: ["+12025550100"], checks: ["spam"] }), 403, "service_disabled", null);
+  });
+});
+
+describe("test values and keys", () => {
+  it("lets the public sandbox key use only documented test values (first offender named)", async () => {
+    const ok = await post(PUBLIC_SANDBOX_KEY, { numbers: ["+12025550101", "+999123"], emails: ["catchall@example.com"], checks: ["spam", "email"] });
+    expect(ok.status).toBe(200);
+    await expectError(await post(PUBLIC_SANDBOX_KEY, { numbers: ["+12025550101", "+12125551234", "+12125559999"], checks: ["spam"] }), 403, "sandbox_magic_only", "numbers[1]");
+    await expectError(await post(PUBLIC_SANDBOX_KEY, { numbers: ["+12025550101", "not a number"], checks: ["spam"] }), 403, "sandbox_magic_only", "numbers[1]");
+    await expectError(await post(PUBLIC_SANDBOX_KEY, { emails: ["deliverable@example.com", "someone@example.com"], checks: ["email"] }), 403, "sandbox_magic_only", "emails[1]");
+  });
+
+  it("refuses webhooks with the sandbox key", async () => {
+    await expectError(await post(PUBLIC_SANDBOX_KEY, { numbers: ["+12025550101"], checks: ["spam"], webhook_endpoint_id: "we_0000000000" }), 400, "invalid_request", "webhook_endpoint_id");
+  });
+
+  it("refuses test numbers and the test e-mail domain with a live key", async () => {
+    await expectError(await post(live.key, { numbers: ["+12125551234", "+1 202 555 0101"], checks: ["spam"] }), 400, "test_number_only", "numbers[1]");
+    await expectError(await post(live.key, { emails: ["anyone@example.com"], checks: ["email"] }), 400, "test_number_only", "emails[0]");
+  });
+
+  it("refuses a webhook endpoint that is not a verified endpoint of the key's mode", async () => {
+    await expectError(await post(test.key, { numbers: ["+12025550101"], checks: ["spam"], webhook_endpoint_id: "we_doesNotExist00" }), 400, "invalid_request", "webhook_endpoint_id");
+  });
+});
+
+describe("enumeration guard", () => {
+  const run = (start: number, n: number) => Array.from({ length: n }, (_, i) => `+1212555${String(start + i).padStart(4, "0")}`);
+
+  it("refuses 20 consecutive numbers in any order, allows 19", async () => {
+    expect((await post(test.key, { numbers: run(3000, 19), checks: ["spam"] })).status).toBe(200);
+    await expectError(await post(test.key, { numbers: run(3000, 20).reverse(), checks: ["spam"] }), 403, "suspected_enumeration", "numbers");
+  });
+
+  it("refuses 20 addresses on one domain differing only by digits or separators", async () => {
+    const emails = Array.from({ length: 20 }, (_, i) => `j.smith${i}@corp.example`);
+    await expectError(await post(test.key, { emails, checks: ["email"] }), 403, "suspected_enumeration", "emails");
+    const people = Array.from({ length: 20 }, (_, i) => `${String.fromCharCode(97 + i)}person@corp.example`);
+    expect((await post(test.key, { emails: people, checks: ["email"] })).status).toBe(200);
+  });
+});

@@ -1,0 +1,55 @@
+import { randomBytes } from "node:crypto";
+import { databaseUrl, REDIS_URL, withAdmin } from "./pg-admin";
+
+export type TestEnv = {
+  databaseUrl: string;
+  redisUrl: string;
+  /** Redis key prefix owned by this test file (queues, counters, channels). */
+  redisPrefix: string;
+  /** Server secret used to hash keys in this environment. */
+  keyHashSecret: string;
+};
+
+/**
+ * A fresh database cloned from the run's migrated template, and a fresh Redis
+ * prefix: each test file owns its data and its queues.
+ */
+export async function createTestEnv(): Promise<TestEnv> {
+  const runId = process.env.SVC_TEST_RUN_ID;
+  const template = process.env.SVC_TEST_TEMPLATE_DB;
+  if (!runId || !template) throw new Error("tests must run through jest's global setup (npm test)");
+  const suffix = randomBytes(4).toString("hex");
+  const name = `svc_t_${runId}_${suffix}`;
+  await withAdmin(async (client) => {
+    // Two files cloning the template at the same instant can collide; retry briefly.
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        await client.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`);
+        return;
+      } catch (err) {
+        if (attempt >= 20 || !/being accessed by other users/.test(String(err))) throw err;
+        await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
+      }
+    }
+  });
+  return {
+    databaseUrl: databaseUrl(name),
+    redisUrl: REDIS_URL,
+    redisPrefix: `t:${runId}:${suffix}`,
+    keyHashSecret: `test-secret-${randomBytes(16).toString("hex")}`,
+  };
+}
+
+/** The environment variables a service process needs to run inside `env`. */
+export function serviceEnv(env: TestEnv, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    NODE_ENV: "test",
+    LOG_LEVEL: "warn",
+    DATABASE_URL: env.databaseUrl,
+    REDIS_URL: env.redisUrl,
+    REDIS_PREFIX: env.redisPrefix,
+    KEY_HASH_SECRET: env.keyHashSecret,
+    SHUTDOWN_TIMEOUT_MS: "10000",
+    ...extra,
+  };
+}

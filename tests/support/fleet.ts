@@ -1,0 +1,61 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import path from "node:path";
+import { serviceEnv, type TestEnv } from "./env";
+
+const ROOT = path.resolve(__dirname, "..", "..");
+export type ServiceName = "gateway" | "check-worker" | "billing-ledger" | "webhook-dispatcher";
+
+export type RunningService = {
+  name: ServiceName;
+  child: ChildProcess;
+  output: () => string;
+  /** Base URL, for the gateway (it listens on a free port). */
+  url: string;
+  /** SIGTERM and wait for exit; resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  exited: Promise<number | null>;
+};
+
+/**
+ * Starts a built service (`node services/<name>/dist/main.js`) as a real process
+ * in `env`, and resolves once its log says it is ready.
+ */
+export async function startService(name: ServiceName, env: TestEnv, extra: Record<string, string> = {}, readyPattern?: RegExp): Promise<RunningService> {
+  const child = spawn(process.execPath, [path.join(ROOT, "services", name, "dist", "main.js")], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", ...serviceEnv(env, { LOG_LEVEL: "info", ...extra }) },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr?.on("data", (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  const ready = readyPattern ?? (name === "gateway" ? /gateway listening/ : /"consuming"/);
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name} did not start:\n${out}`)), 20_000);
+    const onData = () => {
+      if (ready.test(out)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout?.on("data", onData);
+    child.stderr?.on("data", onData);
+    child.on("exit", () => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited during start-up:\n${out}`));
+    });
+  });
+  const port = /"port":(\d+)/.exec(out)?.[1];
+  return {
+    name,
+    url: port ? `http://127.0.0.1:${port}` : "",
+    child,
+    output: () => out,
+    exited,
+    async stop(signal = "SIGTERM") {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}

@@ -1,0 +1,71 @@
+import type { Server } from "node:http";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import request from "supertest";
+import { createLogger } from "@svc/runtime";
+import { createStore, type Store } from "@svc/store";
+import { CompletionWaiter, createRedis, Producer, waitForRedis } from "@svc/queues";
+import { createApp } from "../../services/gateway/src/app";
+import { ensurePublicSandbox } from "../../services/gateway/src/bootstrap";
+import { loadGatewayConfig } from "../../services/gateway/src/config";
+import type { Deps } from "../../services/gateway/src/context";
+import { createTestEnv, serviceEnv, type TestEnv } from "./env";
+
+export type TestGateway = {
+  env: TestEnv;
+  deps: Deps;
+  store: Store;
+  /** Base URL of a real HTTP server on loopback. */
+  url: string;
+  server: Server;
+  http: () => request.Agent;
+  /** Moves the injectable clock. */
+  setNow(date: Date | null): void;
+  close(): Promise<void>;
+};
+
+/**
+ * The gateway application in this process, listening on a real loopback port,
+ * wired to the real Postgres and Redis of a fresh test environment.
+ */
+export async function startTestGateway(options: { env?: TestEnv; config?: Record<string, string>; host?: string } = {}): Promise<TestGateway> {
+  const env = options.env ?? (await createTestEnv());
+  const config = loadGatewayConfig({ ...serviceEnv(env), PORT: "0", TEST_KEY_POW_DIFFICULTY: "4", ...options.config });
+  const logger = createLogger("gateway-test", process.env.TEST_LOG_LEVEL ?? "silent");
+  const store = createStore({ databaseUrl: env.databaseUrl, poolSize: 10, applicationName: "gateway-test" });
+  const redis = createRedis(env.redisUrl, "producer", "gateway-test");
+  const subscriber = createRedis(env.redisUrl, "subscriber", "gateway-test-sub");
+  await Promise.all([waitForRedis(redis), waitForRedis(subscriber)]);
+  const producer = new Producer(redis, env.redisPrefix);
+  const waiter = new CompletionWaiter(subscriber, env.redisPrefix);
+  await waiter.start();
+  await ensurePublicSandbox(store, config.KEY_HASH_SECRET);
+  let fixedNow: Date | null = null;
+  const deps: Deps = { config, logger, store, redis, producer, waiter, now: () => fixedNow ?? new Date() };
+  // Listen first so the app is built knowing its real base URL (poll URLs, doc links).
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, options.host ?? "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${options.host === "::" ? "[::1]" : "127.0.0.1"}:${port}`;
+  deps.config.publicBaseUrl = url;
+  server.on("request", createApp(deps));
+  return {
+    env,
+    deps,
+    store,
+    url,
+    server,
+    http: () => request.agent(url),
+    setNow(date) {
+      fixedNow = date;
+    },
+    async close() {
+      waiter.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await producer.close();
+      await Promise.all([redis.quit(), subscriber.quit()]);
+      await store.close();
+    },
+  };
+}
