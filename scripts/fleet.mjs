@@ -1,0 +1,63 @@
+#!/usr/bin/env node
+// Runs the four built services side by side with prefixed output, prints where the
+// API is and how to get a key, and passes Ctrl-C / SIGTERM on for a graceful stop.
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { ensureDotEnv, ROOT } from "./lib.mjs";
+
+ensureDotEnv();
+const port = process.env.PORT ?? "8080";
+const baseUrl = process.env.PUBLIC_BASE_URL ?? `http://localhost:${port}`;
+const SERVICES = ["gateway", "check-worker", "billing-ledger", "webhook-dispatcher"];
+const children = new Map();
+let stopping = false;
+
+for (const name of SERVICES) {
+  const child = spawn(process.execPath, [path.join(ROOT, "services", name, "dist", "main.js")], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: port },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const tag = `[${name}]`.padEnd(22);
+  for (const stream of [child.stdout, child.stderr]) {
+    let buffered = "";
+    stream.on("data", (chunk) => {
+      buffered += chunk.toString();
+      const lines = buffered.split("\n");
+      buffered = lines.pop();
+      for (const line of lines) process.stdout.write(`${tag}${line}\n`);
+      if (name === "gateway" && /gateway listening/.test(chunk.toString())) announce();
+    });
+  }
+  child.on("exit", (code, signal) => {
+    children.delete(name);
+    if (!stopping) {
+      process.stderr.write(`${tag}exited (${signal ?? code}); stopping the fleet\n`);
+      stop("SIGTERM");
+    }
+    if (children.size === 0) process.exit(stopping ? 0 : 1);
+  });
+  children.set(name, child);
+}
+
+function announce() {
+  process.stdout.write(`
+  The fleet is up.
+    API base URL:  ${baseUrl}/v1        (OpenAPI: ${baseUrl}/v1/openapi.json)
+    Get a key:     public sandbox key  svc_test_publicSandboxDemoKey2026v1AbCd4QUfHJ
+                   personal test key   open ${baseUrl}/get-test-key
+                   operator            npm run admin -- account create --name Acme --balance 25
+                                       npm run admin -- key create --account <acct_id> --mode test
+    Try:           curl -s ${baseUrl}/v1/lookup -H "Authorization: Bearer <key>" -H "Content-Type: application/json" \\
+                     -d '{"numbers":["+12025550101"],"checks":["spam"]}'
+  Ctrl-C stops all four services gracefully.
+`);
+}
+
+function stop(signal) {
+  if (stopping) return;
+  stopping = true;
+  for (const child of children.values()) child.kill(signal);
+}
+process.on("SIGINT", () => stop("SIGTERM"));
+process.on("SIGTERM", () => stop("SIGTERM"));
