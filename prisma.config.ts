@@ -35,6 +35,27 @@ class NameAsTextClient extends pg.Client {
 }
 
 /**
+ * adapter-pg 6.x runs a migration script by splitting it on every ";", which breaks
+ * PL/pgSQL bodies and string literals. Send the script whole instead: one simple
+ * query, which Postgres runs as a single implicit transaction.
+ */
+type Queryable = { client: { query(sql: string): Promise<unknown> }; onError(err: unknown): never };
+class WholeScriptPg extends PrismaPg {
+  override async connect() {
+    const adapter = await super.connect();
+    const queryable = Object.getPrototypeOf(adapter) as { executeScript(this: Queryable, script: string): Promise<void> };
+    queryable.executeScript = async function executeScript(this: Queryable, script: string) {
+      try {
+        await this.client.query(script);
+      } catch (err) {
+        this.onError(err);
+      }
+    };
+    return adapter;
+  }
+}
+
+/**
  * The CLI runs on the JavaScript/WebAssembly engines through the pg driver adapter,
  * so `migrate deploy` and `migrate status` need no native engine download.
  */
@@ -45,6 +66,6 @@ export default defineConfig({
   migrations: { path: path.join("prisma", "migrations") },
   async adapter() {
     const connectionString = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/svc_validate";
-    return new PrismaPg(new pg.Pool({ connectionString, Client: NameAsTextClient, allowExitOnIdle: true, idleTimeoutMillis: 100 }));
+    return new WholeScriptPg(new pg.Pool({ connectionString, Client: NameAsTextClient, allowExitOnIdle: true, idleTimeoutMillis: 100 }));
   },
 });

@@ -2,6 +2,7 @@
 // Runs the four built services side by side with prefixed output, prints where the
 // API is and how to get a key, and passes Ctrl-C / SIGTERM on for a graceful stop.
 import { spawn } from "node:child_process";
+import os from "node:os";
 import path from "node:path";
 import { ensureDotEnv, ROOT } from "./lib.mjs";
 
@@ -9,6 +10,8 @@ ensureDotEnv();
 const port = process.env.PORT ?? "8080";
 const baseUrl = process.env.PUBLIC_BASE_URL ?? `http://localhost:${port}`;
 const SERVICES = ["gateway", "check-worker", "billing-ledger", "webhook-dispatcher"];
+// One gateway process per core (at most 4) unless WEB_CONCURRENCY says otherwise.
+process.env.WEB_CONCURRENCY ??= String(Math.min(4, os.availableParallelism()));
 const children = new Map();
 let stopping = false;
 

@@ -1,6 +1,6 @@
 import type { AddressInfo } from "node:net";
 import request from "supertest";
-import { apiKeyFromBody, generateApiKey, PUBLIC_SANDBOX_KEY } from "@svc/domain";
+import { apiKeyFromBody, generateApiKey, hashApiKey, PUBLIC_SANDBOX_KEY } from "@svc/domain";
 import { revokeApiKey } from "@svc/store";
 import { accountWithKey, bearer } from "../support/fixtures";
 import { startTestGateway, type TestGateway } from "../support/gateway";
@@ -59,11 +59,33 @@ describe("authentication", () => {
     }
   });
 
-  it("accepts a valid key until it is revoked", async () => {
+  it("accepts a valid key until it is revoked, even while the gateway has it cached", async () => {
     const k = await accountWithKey(gw.store, gw.env.keyHashSecret);
     expect((await gw.http().post("/v1/lookup").set(bearer(k.key)).send(lookupBody)).status).toBe(200);
+    expect(gw.deps.caches.keys.get(hashApiKey(gw.env.keyHashSecret, k.key).toString("hex"))).toBeDefined();
     await revokeApiKey(gw.store.pool, k.keyId);
-    expect((await gw.http().post("/v1/lookup").set(bearer(k.key)).send(lookupBody)).status).toBe(401);
+    // The revocation reaches the cache as a Postgres notification, within milliseconds.
+    const deadline = Date.now() + 2_000;
+    let status = 200;
+    while (status !== 401 && Date.now() < deadline) status = (await gw.http().post("/v1/lookup").set(bearer(k.key)).send(lookupBody)).status;
+    expect(status).toBe(401);
+    // The stale entry was dropped; what is cached now is the revoked record.
+    expect(gw.deps.caches.keys.get(hashApiKey(gw.env.keyHashSecret, k.key).toString("hex"))?.revoked_at).toBeInstanceOf(Date);
+  });
+
+  it("stops caching while it cannot hear invalidations", async () => {
+    const { CacheInvalidator } = await import("../../services/gateway/src/cache/caches");
+    const { createCaches } = await import("../../services/gateway/src/cache/caches");
+    const caches = createCaches();
+    const inv = new CacheInvalidator(gw.env.databaseUrl, caches, gw.deps.logger);
+    expect(caches.keys.isEnabled).toBe(false);
+    await inv.start();
+    expect(caches.keys.isEnabled).toBe(true);
+    await gw.store.pool.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'gateway-cache' AND datname = current_database() AND pid <> pg_backend_pid() AND backend_start = (SELECT max(backend_start) FROM pg_stat_activity WHERE application_name = 'gateway-cache')`);
+    const deadline = Date.now() + 2_000;
+    while (caches.keys.isEnabled && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(caches.keys.isEnabled).toBe(false);
+    await inv.stop();
   });
 
   it("refuses a key sent in the query string even alongside a valid header", async () => {

@@ -120,6 +120,30 @@ describe("enumeration guard", () => {
     await expectError(await post(test.key, { numbers: run(3000, 20).reverse(), checks: ["spam"] }), 403, "suspected_enumeration", "numbers");
   });
 
+  it("refuses a live account's 50th address of one family in a UTC day, across requests", async () => {
+    const own = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "live" });
+    const batch = (from: number) => Array.from({ length: 10 }, (_, i) => `sales-${from + i}@shop.example`);
+    for (let i = 0; i < 4; i += 1) {
+      const res = await post(own.key, { emails: batch(i * 10), checks: ["email"] });
+      expect(res.body.error?.code).not.toBe("suspected_enumeration");
+    }
+    const ninth = await post(own.key, { emails: batch(40).slice(0, 9), checks: ["email"] });
+    expect(ninth.body.error?.code).not.toBe("suspected_enumeration");
+    await expectError(await post(own.key, { emails: ["sales-99@shop.example"], checks: ["email"] }), 403, "suspected_enumeration", "emails");
+    // Addresses already counted are not new; other families and other accounts are unaffected.
+    expect((await post(own.key, { emails: ["sales-1@shop.example"], checks: ["email"] })).body.error?.code).not.toBe("suspected_enumeration");
+    expect((await post(own.key, { emails: ["billing-1@shop.example"], checks: ["email"] })).body.error?.code).not.toBe("suspected_enumeration");
+    const other = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "live" });
+    expect((await post(other.key, { emails: ["sales-99@shop.example"], checks: ["email"] })).body.error?.code).not.toBe("suspected_enumeration");
+    // A new UTC day starts a new count.
+    gw.setNow(new Date(Date.now() + 86_400_000));
+    try {
+      expect((await post(own.key, { emails: ["sales-99@shop.example"], checks: ["email"] })).body.error?.code).not.toBe("suspected_enumeration");
+    } finally {
+      gw.setNow(null);
+    }
+  });
+
   it("refuses 20 addresses on one domain differing only by digits or separators", async () => {
     const emails = Array.from({ length: 20 }, (_, i) => `j.smith${i}@corp.example`);
     await expectError(await post(test.key, { emails, checks: ["email"] }), 403, "suspected_enumeration", "emails");

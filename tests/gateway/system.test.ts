@@ -1,6 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { API_VERSION, ROUTES, type RouteDef } from "@svc/contract";
 import { setAccountCheck } from "@svc/store";
+import { PUBLIC_SANDBOX_KEY } from "@svc/domain";
 import { createTestEnv } from "../support/env";
 import { accountWithKey, bearer } from "../support/fixtures";
 import { startTestGateway, type TestGateway } from "../support/gateway";
@@ -26,6 +27,18 @@ describe("GET /v1/health", () => {
     expect(res.status).toBe(503);
     expect(res.headers["retry-after"]).toBe("5");
     expect(res.body.error).toMatchObject({ code: "temporarily_unavailable", retryable: true, request_id: res.headers["x-request-id"] });
+    // Any other failure is a 500 that says nothing internal, with the request id to quote.
+    const key = await other.http().get("/v1/services").set(bearer(PUBLIC_SANDBOX_KEY));
+    expect(key.status).toBe(500);
+    expect(key.body.error).toEqual({
+      code: "internal_error",
+      message: "Something went wrong on our side.",
+      status: 500,
+      retryable: true,
+      param: null,
+      doc_url: expect.stringContaining("#internal_error"),
+      request_id: key.headers["x-request-id"],
+    });
     await other.close().catch(() => undefined);
   });
 });

@@ -6,6 +6,7 @@ import { createLogger } from "@svc/runtime";
 import { createStore, type Store } from "@svc/store";
 import { CompletionWaiter, createRedis, Producer, waitForRedis } from "@svc/queues";
 import { createApp } from "../../services/gateway/src/app";
+import { CacheInvalidator, createCaches } from "../../services/gateway/src/cache/caches";
 import { ensurePublicSandbox } from "../../services/gateway/src/bootstrap";
 import { loadGatewayConfig } from "../../services/gateway/src/config";
 import type { Deps } from "../../services/gateway/src/context";
@@ -40,8 +41,11 @@ export async function startTestGateway(options: { env?: TestEnv; config?: Record
   const waiter = new CompletionWaiter(subscriber, env.redisPrefix);
   await waiter.start();
   await ensurePublicSandbox(store, config.KEY_HASH_SECRET);
+  const caches = createCaches();
+  const invalidator = new CacheInvalidator(env.databaseUrl, caches, logger);
+  await invalidator.start();
   let fixedNow: Date | null = null;
-  const deps: Deps = { config, logger, store, redis, producer, waiter, now: () => fixedNow ?? new Date() };
+  const deps: Deps = { config, logger, store, redis, producer, waiter, caches, now: () => fixedNow ?? new Date() };
   // Listen first so the app is built knowing its real base URL (poll URLs, doc links).
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, options.host ?? "127.0.0.1", resolve));
@@ -65,6 +69,7 @@ export async function startTestGateway(options: { env?: TestEnv; config?: Record
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await producer.close();
       await Promise.all([redis.quit(), subscriber.quit()]);
+      await invalidator.stop();
       await store.close();
     },
   };

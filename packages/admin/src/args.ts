@@ -11,9 +11,18 @@ export type Flags = Record<string, string | undefined>;
 
 /** Parses `--name value` flags; every flag is a string option, unknown ones are refused. */
 export function parseFlags(args: string[], allowed: readonly string[]): Flags {
+  // `--amount -5` would read -5 as a flag; join negative numbers to their flag first.
+  const joined: string[] = [];
+  for (let i = 0; i < args.length; i += 1) {
+    const next = args[i + 1];
+    if (args[i]?.startsWith("--") && !args[i]?.includes("=") && next !== undefined && /^-\d/.test(next)) {
+      joined.push(`${args[i]}=${next}`);
+      i += 1;
+    } else joined.push(args[i] as string);
+  }
   try {
     const { values, positionals } = parseArgs({
-      args,
+      args: joined,
       options: Object.fromEntries(allowed.map((name) => [name, { type: "string" as const }])),
       strict: true,
       allowPositionals: true,

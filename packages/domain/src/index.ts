@@ -13,3 +13,4 @@ export * from "./enumeration";
 export * from "./test-mode";
 export * from "./test-lookup";
 export * from "./ip-allowlist";
+export * from "./test-mode-doc";

@@ -166,6 +166,13 @@ export const TEST_PROFILES: readonly TestProfile[] = [
     pendingSeconds: 3,
     answers: CLEAN_NUMBER,
   },
+  {
+    value: "+12025550109",
+    kind: "number",
+    summary: "very slow sources: pending for 20 seconds, longer than the default wait, so POST answers 202; then the answers of +12025550100",
+    pendingSeconds: 20,
+    answers: CLEAN_NUMBER,
+  },
   { value: "+12025550108", kind: "number", summary: "outage: the request fails with 503 temporarily_unavailable and Retry-After (not charged)", unavailable: true, answers: {} },
   {
     value: "+14165550100",

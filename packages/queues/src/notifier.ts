@@ -68,6 +68,11 @@ export class CompletionWaiter {
     this.waiters.clear();
   }
 
+  /** True after close(): callers should answer with what they have instead of waiting. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
   get size(): number {
     return this.waiters.size;
   }

@@ -32,9 +32,11 @@ export class Producer {
   /**
    * Enqueues a job. `jobId` should be derived from the work (e.g. the lookup id) so
    * a duplicate enqueue is dropped by BullMQ instead of doing the work twice.
+   * BullMQ forbids `:` in custom ids; use `-`.
    */
   async enqueue<N extends JobName>(name: N, payload: JobPayload<N>, options: { jobId: string; delayMs?: number; priority?: number }): Promise<void> {
     assertPayload(name, payload);
+    if (options.jobId.includes(":")) throw new Error("job ids must not contain ':'");
     const def = JOBS[name];
     const queue = this.queues.get(def.queue) as Queue;
     const opts: JobsOptions = {

@@ -53,8 +53,10 @@ export async function insertLookup(sql: Sql, l: NewLookup): Promise<void> {
     checks: r.checks,
     pending_checks: r.checks.filter((c) => c.status === "pending").length,
   }));
-  await sql.query(
-    `WITH lookup AS (
+  // Named: prepared once per connection, so the hot path skips parse and plan.
+  await sql.query({
+    name: "insert-lookup",
+    text: `WITH lookup AS (
        INSERT INTO lookups (id, account_id, api_key_id, livemode, status, checks, row_count, checks_total, checks_done,
                             webhook_endpoint_id, request_id, created_at, completed_at, completes_at, expires_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
@@ -63,7 +65,7 @@ export async function insertLookup(sql: Sql, l: NewLookup): Promise<void> {
      SELECT lookup.id, r.row_no, r.kind, r.input_masked, r.e164, r.country, r.number_status, r.email, r.email_status, r.checks, r.pending_checks
      FROM lookup, jsonb_to_recordset($16::jsonb) AS r(row_no int, kind text, input_masked text, e164 text, country text,
           number_status text, email text, email_status text, checks jsonb, pending_checks int)`,
-    [
+    values: [
       l.id,
       l.accountId,
       l.apiKeyId,
@@ -81,7 +83,7 @@ export async function insertLookup(sql: Sql, l: NewLookup): Promise<void> {
       l.expiresAt,
       JSON.stringify(rows),
     ],
-  );
+  });
 }
 
 const LOOKUP_COLUMNS = `l.id, l.account_id, l.api_key_id, l.livemode, l.status, l.checks, l.row_count, l.checks_total,

@@ -14,6 +14,11 @@ export const GatewayEnv = Type.Object({
   TEST_KEY_POW_DIFFICULTY: Type.Integer({ minimum: 1, maximum: 32, default: 20 }),
   /** Publish the documented public sandbox key (svc_test_publicSandbox…). */
   SANDBOX_KEY_ENABLED: Type.Boolean({ default: true }),
+  /**
+   * Gateway processes on this host (node:cluster, sharing the port). On Kubernetes
+   * keep 1 and scale replicas; on a single machine, one per core.
+   */
+  WEB_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 1 }),
   /** Longest a request may hold for `wait` (the spec allows 30 s). */
   MAX_WAIT_SECONDS: Type.Integer({ minimum: 0, maximum: 30, default: 30 }),
 });

@@ -3,6 +3,7 @@ import type { KeyMode, Scope } from "@svc/domain";
 import type { Store } from "@svc/store";
 import type { CompletionWaiter, Producer } from "@svc/queues";
 import type { Redis } from "ioredis";
+import type { GatewayCaches } from "./cache/caches";
 import type { GatewayConfig } from "./config";
 
 /** Everything handlers need, built once in main.ts (or by a test). */
@@ -13,6 +14,8 @@ export type Deps = {
   redis: Redis;
   producer: Producer;
   waiter: CompletionWaiter;
+  /** Key records and check offers, invalidated by Postgres notifications. */
+  caches: GatewayCaches;
   /** Injectable clock (tests move time; production uses the wall clock). */
   now: () => Date;
 };

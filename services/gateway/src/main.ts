@@ -1,9 +1,11 @@
+import cluster from "node:cluster";
 import { createServer } from "node:http";
 import { loadDotEnv } from "@svc/config";
 import { createLogger, ShutdownManager } from "@svc/runtime";
 import { createStore } from "@svc/store";
 import { CompletionWaiter, createRedis, Producer, waitForRedis } from "@svc/queues";
 import { createApp } from "./app";
+import { CacheInvalidator, createCaches } from "./cache/caches";
 import { ensurePublicSandbox } from "./bootstrap";
 import { loadGatewayConfig } from "./config";
 import type { Deps } from "./context";
@@ -30,8 +32,12 @@ async function main(): Promise<void> {
   await waiter.start();
   if (config.SANDBOX_KEY_ENABLED) await ensurePublicSandbox(store, config.KEY_HASH_SECRET);
 
-  const deps: Deps = { config, logger, store, redis, producer, waiter, now: () => new Date() };
-  const server = createServer(createApp(deps));
+  const caches = createCaches();
+  const invalidator = new CacheInvalidator(config.DATABASE_URL, caches, logger);
+  await invalidator.start();
+
+  const deps: Deps = { config, logger, store, redis, producer, waiter, caches, now: () => new Date() };
+  const server = createServer();
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   server.requestTimeout = 60_000;
@@ -46,15 +52,49 @@ async function main(): Promise<void> {
   shutdown.register("close redis", 30, async () => {
     await Promise.all([redis.quit().catch(() => undefined), subscriber.quit().catch(() => undefined)]);
   });
-  shutdown.register("close database", 40, () => store.close());
+  shutdown.register("close database", 40, async () => {
+    await invalidator.stop();
+    await store.close();
+  });
 
+  // Listen first, so that with PORT=0 the base URL names the port actually bound.
   await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : config.PORT;
+  if (!config.PUBLIC_BASE_URL) config.publicBaseUrl = `http://localhost:${port}`;
+  server.on("request", createApp(deps));
   logger.info({ port, baseUrl: config.publicBaseUrl }, "gateway listening");
 }
 
-main().catch((err) => {
+/**
+ * With WEB_CONCURRENCY > 1 the primary only supervises: it forks that many gateway
+ * processes sharing the port, replaces any that die, and on SIGTERM passes the
+ * signal on and exits once every process has drained.
+ */
+function supervise(processes: number): void {
+  let stopping = false;
+  const fork = () => cluster.fork();
+  for (let i = 0; i < processes; i += 1) fork();
+  cluster.on("exit", (worker, code, signal) => {
+    if (stopping) {
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      return;
+    }
+    process.stderr.write(`gateway process ${worker.process.pid} exited (${signal ?? code}); starting another\n`);
+    setTimeout(fork, 1_000);
+  });
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill("SIGTERM");
+  };
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+}
+
+const processes = Number(process.env.WEB_CONCURRENCY ?? 1);
+if (cluster.isPrimary && Number.isInteger(processes) && processes > 1) supervise(processes);
+else main().catch((err) => {
   // Configuration errors carry a readable list of variables; print it plainly.
   process.stderr.write(`gateway failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);

@@ -1,5 +1,5 @@
 import { CHECK_CODES, CHECKS, money, type CheckCode } from "@svc/domain";
-import { checkOffers } from "@svc/store";
+import { offersFor } from "../cache/offers";
 import type { Caller, Deps } from "../context";
 import type { Handler } from "../http/routes";
 
@@ -16,7 +16,7 @@ export function checkAvailable(code: CheckCode, enabledOverride: boolean | null 
  */
 export function listServicesHandler(deps: Deps): Handler {
   return async ({ caller }: { caller: Caller | undefined }) => {
-    const offers = await checkOffers(deps.store.pool, caller?.accountId ?? null);
+    const offers = await offersFor(deps, caller?.accountId ?? null);
     const data = CHECK_CODES.filter((code) => checkAvailable(code, caller ? offers.get(code)?.enabledOverride : null)).map((code) => {
       const def = CHECKS[code];
       const offer = offers.get(code);

@@ -32,7 +32,12 @@ export async function resolveCaller(deps: Deps, req: Request): Promise<Caller> {
   const key = match[1] as string;
   if (!parseApiKey(key)) throw unauthorized();
   const hash = hashApiKey(deps.config.KEY_HASH_SECRET, key);
-  const record = await findKeyByHash(deps.store.pool, hash);
+  const cacheKey = hash.toString("hex");
+  let record = deps.caches.keys.get(cacheKey) ?? null;
+  if (!record) {
+    record = await findKeyByHash(deps.store.pool, hash);
+    if (record) deps.caches.keys.set(cacheKey, record);
+  }
   if (!record || !sameKeyHash(record.key_hash, hash)) throw unauthorized();
   const now = deps.now();
   if (record.revoked_at || (record.expires_at && record.expires_at <= now)) throw unauthorized();

@@ -32,7 +32,7 @@ export async function awaitLookup(deps: Deps, caller: Caller, id: string, waitMs
     if (found.lookup.status === "completed") return found;
     if (await completeIfDue(deps, found.lookup)) continue;
     const remaining = deadline - Date.now();
-    if (remaining <= 0 || signal?.aborted) return found;
+    if (remaining <= 0 || signal?.aborted || deps.waiter.isClosed) return found;
     const untilDue = found.lookup.completes_at ? Math.max(1, found.lookup.completes_at.getTime() - deps.now().getTime()) : remaining;
     await deps.waiter.wait(id, Math.min(remaining, untilDue), signal);
     if (signal?.aborted) return found;

@@ -76,7 +76,7 @@ async function createTestLookup(deps: Deps, req: Request, res: Response, caller:
 
   // Completion on schedule even if nobody polls (lookup.completed must still go out).
   await deps.producer
-    .enqueue("lookup.complete-test", { lookupId: id }, { jobId: `complete-test:${id}`, delayMs: answered.pendingSeconds * 1000 })
+    .enqueue("lookup.complete-test", { lookupId: id }, { jobId: `complete-test-${id}`, delayMs: answered.pendingSeconds * 1000 })
     .catch((err) => req.log.warn({ err }, "could not schedule test lookup completion; reads and the sweeper will complete it"));
   const waitSeconds = Math.min(body.wait ?? LIMITS.defaultLookupWaitSeconds, deps.config.MAX_WAIT_SECONDS);
   return answerAfterWait(deps, res, caller, id, waitSeconds * 1000, answered.rows);

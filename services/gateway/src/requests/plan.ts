@@ -10,7 +10,7 @@ import {
   type CheckCode,
   type PreparedRow,
 } from "@svc/domain";
-import { checkOffers } from "@svc/store";
+import { offersFor } from "../cache/offers";
 import type { Caller, Deps } from "../context";
 import { checkAvailable } from "../handlers/catalog";
 import { guardDailyEmailFamilies } from "./daily-email-families";
@@ -74,7 +74,7 @@ export async function planRequest(deps: Deps, caller: Caller, body: IdentifierBo
   if (kind === "lookup" && !caller.realtimeEnabled) {
     throw new ApiError("service_disabled", { param: null, message: "Real-time checks are not enabled for this account; use bulk jobs." });
   }
-  const offers = await checkOffers(deps.store.pool, caller.accountId);
+  const offers = await offersFor(deps, caller.accountId);
   checks.forEach((code, i) => {
     if (!checkAvailable(code, offers.get(code)?.enabledOverride)) {
       throw new ApiError("service_disabled", { param: `checks[${i}]`, message: "This check is not available for the account." });

@@ -1,0 +1,67 @@
+#!/usr/bin/env node
+// Load test: test-mode POST /v1/lookup (one number, number.spam) through many keys
+// against a running fleet (`npm run up`). Creates its own account and keys.
+//
+//   node bench/lookup-load.mjs [--url http://localhost:8080] [--keys 50] [--connections 64] [--duration 20]
+import { parseArgs } from "node:util";
+import { createRequire } from "node:module";
+import path from "node:path";
+import autocannon from "autocannon";
+import { ensureDotEnv, ROOT } from "../scripts/lib.mjs";
+
+ensureDotEnv();
+const require = createRequire(import.meta.url);
+const { createStore, createAccount, insertApiKey } = require(path.join(ROOT, "packages/store/dist/index.js"));
+const { generateApiKey, hashApiKey, keyHint, DEFAULT_SCOPES } = require(path.join(ROOT, "packages/domain/dist/index.js"));
+
+const { values } = parseArgs({
+  options: {
+    url: { type: "string", default: process.env.BENCH_URL ?? `http://localhost:${process.env.PORT ?? 8080}` },
+    keys: { type: "string", default: "50" },
+    connections: { type: "string", default: "64" },
+    duration: { type: "string", default: "20" },
+    workers: { type: "string", default: "0" },
+    warmup: { type: "string", default: "5" },
+  },
+});
+
+const store = createStore({ databaseUrl: process.env.DATABASE_URL, poolSize: 2 });
+const { id: accountId } = await createAccount(store.pool, { name: "bench", balanceMicros: 0n });
+const keys = [];
+for (let i = 0; i < Number(values.keys); i += 1) {
+  const key = generateApiKey("test");
+  await insertApiKey(store.pool, { accountId, mode: "test", keyHash: hashApiKey(process.env.KEY_HASH_SECRET, key), hint: keyHint(key), scopes: [...DEFAULT_SCOPES], allowIps: [], dailySpendCapMicros: null, expiresAt: null });
+  keys.push(key);
+}
+await store.close();
+
+let n = 0;
+const body = JSON.stringify({ numbers: ["+12125550123"], checks: ["number.spam"] });
+const load = (duration) =>
+  autocannon({
+    url: `${values.url}/v1/lookup`,
+    connections: Number(values.connections),
+    duration,
+    workers: Number(values.workers) || undefined,
+    requests: [
+      {
+        method: "POST",
+        setupRequest: (req) => ({ ...req, body, headers: { "content-type": "application/json", authorization: `Bearer ${keys[n++ % keys.length]}` } }),
+      },
+    ],
+  });
+// Warm-up (JIT, connection pools, key caches) is run and discarded.
+if (Number(values.warmup) > 0) await load(Number(values.warmup));
+const result = await load(Number(values.duration));
+const summary = {
+  command: `node bench/lookup-load.mjs ${process.argv.slice(2).join(" ")}`.trim(),
+  keys: keys.length,
+  connections: Number(values.connections),
+  duration_s: Number(values.duration),
+  requests: result.requests.total,
+  non_2xx: result.non2xx,
+  errors: result.errors,
+  req_per_s: Math.round(result.requests.average),
+  latency_ms: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },
+};
+console.log(JSON.stringify(summary, null, 2));

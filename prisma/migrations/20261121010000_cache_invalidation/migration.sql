@@ -1,0 +1,34 @@
+-- Gateways cache API keys and per-account check offers in memory. Any change that
+-- affects them is announced on the `svc_cache` channel (delivered on commit), so
+-- caches drop stale entries at once instead of waiting for a TTL.
+
+CREATE FUNCTION "svc_notify_cache"() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  target text;
+BEGIN
+  IF TG_TABLE_NAME = 'api_keys' THEN
+    target := 'key:' || encode(COALESCE(NEW."key_hash", OLD."key_hash"), 'hex');
+  ELSIF TG_TABLE_NAME = 'accounts' THEN
+    target := 'account:' || COALESCE(NEW."id", OLD."id");
+  ELSIF TG_TABLE_NAME = 'account_check_settings' THEN
+    target := 'account:' || COALESCE(NEW."account_id", OLD."account_id");
+  ELSE
+    target := 'all';
+  END IF;
+  PERFORM pg_notify('svc_cache', target);
+  RETURN NULL;
+END;
+$$;
+
+CREATE TRIGGER "api_keys_notify_cache" AFTER UPDATE OR DELETE ON "api_keys"
+  FOR EACH ROW EXECUTE FUNCTION "svc_notify_cache"();
+
+-- Only the columns a cached key record carries; balance movements do not notify.
+CREATE TRIGGER "accounts_notify_cache" AFTER UPDATE OF "realtime_enabled", "retention_days", "require_ip_allowlist", "is_sandbox" OR DELETE ON "accounts"
+  FOR EACH ROW EXECUTE FUNCTION "svc_notify_cache"();
+
+CREATE TRIGGER "account_check_settings_notify_cache" AFTER INSERT OR UPDATE OR DELETE ON "account_check_settings"
+  FOR EACH ROW EXECUTE FUNCTION "svc_notify_cache"();
+
+CREATE TRIGGER "check_prices_notify_cache" AFTER INSERT OR UPDATE OR DELETE ON "check_prices"
+  FOR EACH STATEMENT EXECUTE FUNCTION "svc_notify_cache"();
