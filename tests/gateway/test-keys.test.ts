@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { solveChallenge } from "../../services/gateway/src/test-keys/proof-of-work";
 import { bearer } from "../support/fixtures";
 import { startTestGateway, type TestGateway } from "../support/gateway";
@@ -110,5 +111,21 @@ describe("POST /v1/test-keys", () => {
     const script = await gw.http().get("/get-test-key.js");
     expect(script.status).toBe(200);
     expect(script.text).toContain("/v1/test-keys/challenge");
+    expect(page.text).toContain('<script src="/get-test-key/pow-solver.js">');
+  });
+
+  it("the page's own solver hashes like SHA-256 and its solution gets a key", async () => {
+    const served = await gw.http().get("/get-test-key/pow-solver.js");
+    expect(served.status).toBe(200);
+    // Load exactly the script the browser gets, in CommonJS form.
+    const module = { exports: {} as { sha256FirstWord(s: string): number; solve(c: string, d: number): string } };
+    new Function("module", served.text)(module);
+    const { sha256FirstWord, solve } = module.exports;
+    for (const sample of ["", "abc", "x".repeat(55), "y".repeat(56), "z".repeat(64), "challenge.sig:1z"]) {
+      expect(sha256FirstWord(sample)).toBe(createHash("sha256").update(sample).digest().readUInt32BE(0));
+    }
+    const challenge = (await gw.http().get("/v1/test-keys/challenge").set("X-Forwarded-For", freshNetwork())).body;
+    const nonce = solve(challenge.challenge, challenge.difficulty);
+    expect((await ask(form("page@engines.example", `${challenge.challenge}:${nonce}`))).status).toBe(201);
   });
 });

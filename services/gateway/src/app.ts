@@ -43,6 +43,7 @@ export function createApp(deps: Deps, extra: { routes?: typeof ROUTES; handlers?
   const testKey = testKeyPage(deps);
   app.get("/get-test-key", testKey.page);
   app.get("/get-test-key.js", testKey.script);
+  app.get("/get-test-key/pow-solver.js", testKey.solver);
   app.get("/docs/errors", errorsPage());
   app.post("/v1/test-keys", testKeyNetworkLimit(deps));
 

@@ -10,19 +10,22 @@ const CSP = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; c
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** The get-a-test-key page: a form whose script solves the proof-of-work in the browser. */
-export function testKeyPage(deps: Deps): { page: RequestHandler; script: RequestHandler } {
+export function testKeyPage(deps: Deps): { page: RequestHandler; script: RequestHandler; solver: RequestHandler } {
   const html = readFileSync(path.join(ASSETS, "get-test-key.html"), "utf8").replace("{{difficulty}}", String(deps.config.TEST_KEY_POW_DIFFICULTY));
   const js = readFileSync(path.join(ASSETS, "get-test-key.js"), "utf8");
+  const solverJs = readFileSync(path.join(ASSETS, "pow-solver.js"), "utf8");
+  const sendScript = (source: string): RequestHandler => (_req, res) => {
+    res.setHeader("X-Content-Type-Options", "nosniff");
+    res.type("application/javascript").send(source);
+  };
   return {
     page: (_req, res) => {
       res.setHeader("Content-Security-Policy", CSP);
       res.setHeader("X-Content-Type-Options", "nosniff");
       res.type("html").send(html);
     },
-    script: (_req, res) => {
-      res.setHeader("X-Content-Type-Options", "nosniff");
-      res.type("application/javascript").send(js);
-    },
+    script: sendScript(js),
+    solver: sendScript(solverJs),
   };
 }
 
