@@ -19,10 +19,10 @@ const env = {
 };
 if (!env.DATABASE_URL) {
   try {
-    process.loadEnvFile(path.join(root, ".env"));
+    process.loadEnvFile(path.join(root, ".env.local"));
     env.DATABASE_URL = process.env.DATABASE_URL;
   } catch {
-    /* no .env: fall back to the default below */
+    /* no .env.local: fall back to the default below */
   }
 }
 env.DATABASE_URL ??= "postgresql://postgres@127.0.0.1:5432/svc_validate";

@@ -92,13 +92,13 @@ describe("Idempotency-Key", () => {
     expect((await post(body, "x".repeat(255))).status).toBe(200);
   });
 
-  it("does the work once under concurrent duplicates", async () => {
+  it("does the work once under concurrent duplicates (within the key's burst of 20)", async () => {
     const own = await accountWithKey(gw.store, gw.env.keyHashSecret);
     const body = { numbers: ["+12025550101", "+12025550102"], checks: ["spam", "whatsapp"] };
-    const responses = await Promise.all(Array.from({ length: 25 }, () => post(body, "burst", own.key)));
+    const responses = await Promise.all(Array.from({ length: 18 }, () => post(body, "burst", own.key)));
     const ok = responses.filter((r) => r.status === 200);
     const busy = responses.filter((r) => r.status === 409);
-    expect(ok.length + busy.length).toBe(25);
+    expect(ok.length + busy.length).toBe(18);
     expect(ok.length).toBeGreaterThanOrEqual(1);
     expect(new Set(ok.map((r) => r.body.id)).size).toBe(1);
     for (const r of busy) expect(r.body.error.code).toBe("idempotency_request_in_progress");

@@ -8,6 +8,9 @@ let test: TestKey;
 let live: TestKey;
 beforeAll(async () => {
   gw = await startTestGateway();
+});
+// Fresh keys per test: each key is rate limited to 10 requests a second (burst 20).
+beforeEach(async () => {
   test = await accountWithKey(gw.store, gw.env.keyHashSecret);
   live = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "live" });
 });
@@ -124,21 +127,21 @@ describe("enumeration guard", () => {
     const own = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "live" });
     const batch = (from: number) => Array.from({ length: 10 }, (_, i) => `sales-${from + i}@shop.example`);
     for (let i = 0; i < 4; i += 1) {
-      const res = await post(own.key, { emails: batch(i * 10), checks: ["email"] });
+      const res = await post(own.key, { emails: batch(i * 10), checks: ["email"], wait: 0 });
       expect(res.body.error?.code).not.toBe("suspected_enumeration");
     }
-    const ninth = await post(own.key, { emails: batch(40).slice(0, 9), checks: ["email"] });
+    const ninth = await post(own.key, { emails: batch(40).slice(0, 9), checks: ["email"], wait: 0 });
     expect(ninth.body.error?.code).not.toBe("suspected_enumeration");
-    await expectError(await post(own.key, { emails: ["sales-99@shop.example"], checks: ["email"] }), 403, "suspected_enumeration", "emails");
+    await expectError(await post(own.key, { emails: ["sales-99@shop.example"], checks: ["email"], wait: 0 }), 403, "suspected_enumeration", "emails");
     // Addresses already counted are not new; other families and other accounts are unaffected.
-    expect((await post(own.key, { emails: ["sales-1@shop.example"], checks: ["email"] })).body.error?.code).not.toBe("suspected_enumeration");
-    expect((await post(own.key, { emails: ["billing-1@shop.example"], checks: ["email"] })).body.error?.code).not.toBe("suspected_enumeration");
+    expect((await post(own.key, { emails: ["sales-1@shop.example"], checks: ["email"], wait: 0 })).body.error?.code).not.toBe("suspected_enumeration");
+    expect((await post(own.key, { emails: ["billing-1@shop.example"], checks: ["email"], wait: 0 })).body.error?.code).not.toBe("suspected_enumeration");
     const other = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "live" });
-    expect((await post(other.key, { emails: ["sales-99@shop.example"], checks: ["email"] })).body.error?.code).not.toBe("suspected_enumeration");
+    expect((await post(other.key, { emails: ["sales-99@shop.example"], checks: ["email"], wait: 0 })).body.error?.code).not.toBe("suspected_enumeration");
     // A new UTC day starts a new count.
     gw.setNow(new Date(Date.now() + 86_400_000));
     try {
-      expect((await post(own.key, { emails: ["sales-99@shop.example"], checks: ["email"] })).body.error?.code).not.toBe("suspected_enumeration");
+      expect((await post(own.key, { emails: ["sales-99@shop.example"], checks: ["email"], wait: 0 })).body.error?.code).not.toBe("suspected_enumeration");
     } finally {
       gw.setNow(null);
     }

@@ -49,6 +49,7 @@ export function serviceEnv(env: TestEnv, extra: Record<string, string> = {}): Re
     REDIS_URL: env.redisUrl,
     REDIS_PREFIX: env.redisPrefix,
     KEY_HASH_SECRET: env.keyHashSecret,
+    CACHE_HASH_SECRET: `${env.keyHashSecret}-cache`,
     SHUTDOWN_TIMEOUT_MS: "10000",
     ...extra,
   };

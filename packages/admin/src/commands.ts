@@ -3,6 +3,10 @@ import { CliError } from "./args";
 import { accountCreate } from "./commands/account-create";
 import { keyCreate } from "./commands/key-create";
 import { keyRevoke } from "./commands/key-revoke";
+import { accountSet } from "./commands/account-set";
+import { balanceChange } from "./commands/balance";
+import { checkSwitch, priceSet } from "./commands/prices";
+import { ledgerReconcile } from "./commands/reconcile";
 
 export { CliError };
 
@@ -13,12 +17,26 @@ const COMMANDS: Record<string, Command> = {
   "account create": accountCreate,
   "key create": keyCreate,
   "key revoke": keyRevoke,
+  "account set": accountSet,
+  "balance topup": balanceChange("topup"),
+  "balance adjust": balanceChange("adjustment"),
+  "price set": priceSet,
+  "check enable": checkSwitch(true),
+  "check disable": checkSwitch(false),
+  "ledger reconcile": ledgerReconcile,
 };
 
 export const USAGE = `usage: npm run admin -- <command> [--flags]
   account create --name NAME --balance AMOUNT
   key create --account ID --mode test|live|agent [--scopes s1,s2] [--allow-ip CIDR,...] [--daily-spend-cap AMOUNT] [--expires-at ISO8601]
   key revoke --id ID
+  account set --account ID [--daily-identifiers-cap N|none] [--daily-spend-cap AMOUNT|none] [--low-balance-threshold AMOUNT|none]
+                           [--retention-days N] [--realtime on|off] [--require-allowlist on|off]
+  balance topup --account ID --amount AMOUNT --reason TEXT
+  balance adjust --account ID --amount [-]AMOUNT --reason TEXT
+  price set --check CODE --amount AMOUNT [--account ID]      (--amount default with --account removes an override)
+  check enable|disable --account ID --check CODE
+  ledger reconcile --account ID
 Amounts are US dollars, e.g. 25 or 12.50.`;
 
 export async function runCommand(argv: string[], ctx: CliContext): Promise<Record<string, unknown>> {

@@ -1,4 +1,4 @@
-import { answerTestRows, rowFromStored, summarise, type CheckCode, type IdentifierStatus, type ResultRow } from "@svc/domain";
+import { answerTestRows, rowFromStored, summarise, type CheckCode, type IdentifierStatus } from "@svc/domain";
 import { completeLookup, getLookupIdentifiers, recordEvent, withTransaction, type Store } from "@svc/store";
 
 export type Completion = { completed: boolean; eventId: string | null };
@@ -47,6 +47,6 @@ export async function completeTestLookup(store: Store, lookupId: string, now: Da
 }
 
 /** `lookup.completed` data: ids and counts only, never a number or address. */
-export function lookupCompletedData(id: string, livemode: boolean, rows: readonly ResultRow[]): Record<string, unknown> {
+export function lookupCompletedData(id: string, livemode: boolean, rows: Parameters<typeof summarise>[0]): Record<string, unknown> {
   return { object: "lookup", id, status: "completed", livemode, summary: summarise(rows) };
 }

@@ -14,3 +14,5 @@ export * from "./test-mode";
 export * from "./test-lookup";
 export * from "./ip-allowlist";
 export * from "./test-mode-doc";
+export * from "./billing";
+export * from "./spam-score";

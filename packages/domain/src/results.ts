@@ -46,7 +46,7 @@ export function isConclusive(status: CheckStatus): boolean {
 }
 
 /** `lookup.completed` summary: rows, and checks by their `registered` answer. */
-export function summarise(rows: readonly ResultRow[]): { total: number; registered: number; not_registered: number; unknown: number } {
+export function summarise(rows: ReadonlyArray<{ checks: ReadonlyArray<Pick<CheckResult, "registered">> }>): { total: number; registered: number; not_registered: number; unknown: number } {
   let registered = 0;
   let notRegistered = 0;
   let unknown = 0;

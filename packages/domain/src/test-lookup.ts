@@ -78,3 +78,31 @@ export function rowFromStored(stored: { row_no: number; kind: "number" | "email"
     domain: stored.email ? stored.email.slice(stored.email.lastIndexOf("@") + 1) : null,
   };
 }
+
+/**
+ * Live rows as first stored: every check of a valid identifier `pending`; rows
+ * that are invalid or duplicate carry their final (free) status at once.
+ */
+export function initialLiveRows(rows: readonly PreparedRow[], checks: readonly CheckCode[]): ResultRow[] {
+  return rows.map((row) => ({
+    row_no: row.rowNo,
+    kind: row.kind,
+    input: row.input,
+    e164: row.e164,
+    country: row.country,
+    number_status: row.kind === "number" ? row.status : null,
+    email: row.email,
+    email_status: row.kind === "email" ? row.status : null,
+    checks: checks
+      .filter((c) => checkDef(c).input === row.kind)
+      .map((service) => ({
+        service,
+        status: row.status === "valid" ? "pending" : (SKIPPED[row.status] ?? "invalid"),
+        registered: null,
+        attributes: null,
+        cached: false,
+        billed: false,
+        checked_at: null,
+      })),
+  }));
+}

@@ -24,6 +24,16 @@ export const JOBS = {
     payload: Type.Object({ lookupId: Id("lkp") }, { additionalProperties: false }),
     attempts: 10,
   },
+  "lookup.run": {
+    queue: QUEUES.checks,
+    payload: Type.Object({ lookupId: Id("lkp") }, { additionalProperties: false }),
+    attempts: 10,
+  },
+  "settle.reservation": {
+    queue: QUEUES.settlements,
+    payload: Type.Object({ reservationId: Id("rsv") }, { additionalProperties: false }),
+    attempts: 20,
+  },
 } as const satisfies Record<string, { queue: QueueName; payload: TObject; attempts: number }>;
 
 export type JobName = keyof typeof JOBS;

@@ -8,3 +8,7 @@ export * from "./idempotency";
 export * from "./prices";
 export * from "./test-keys";
 export type { PrismaClient } from "@prisma/client";
+export * from "./reservations";
+export * from "./settlement";
+export * from "./answer-cache";
+export * from "./usage";

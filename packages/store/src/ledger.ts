@@ -67,3 +67,35 @@ export async function reconcileAccount(
     balanced: r.ledger === r.cached && r.reserved === r.open,
   };
 }
+
+/**
+ * Moves money into or out of an account's balance from outside (top-up, manual
+ * adjustment), with a reason kept in the ledger. Refuses to take the balance below
+ * zero. A balance back at or above the low-balance threshold re-arms balance.low.
+ */
+export async function postBalanceChange(
+  client: pg.PoolClient,
+  c: { accountId: string; kind: "topup" | "adjustment"; amountMicros: bigint; reason: string; reference: string },
+): Promise<{ balanceMicros: bigint }> {
+  const { rows } = await client.query<{ balance_micros: bigint }>(`SELECT balance_micros FROM accounts WHERE id = $1 FOR UPDATE`, [c.accountId]);
+  const current = rows[0];
+  if (!current) throw new Error("account not found");
+  if (current.balance_micros + c.amountMicros < 0n) throw new Error("the balance cannot go below zero");
+  await postLedgerTransaction(client, {
+    accountId: c.accountId,
+    kind: c.kind,
+    reference: c.reference,
+    reason: c.reason,
+    lines: [
+      { book: "balance", amountMicros: c.amountMicros },
+      { book: "funding", amountMicros: -c.amountMicros },
+    ],
+  });
+  const after = await client.query<{ balance_micros: bigint }>(
+    `UPDATE accounts SET low_balance_notified_at = CASE
+       WHEN low_balance_threshold_micros IS NULL OR balance_micros >= low_balance_threshold_micros THEN NULL ELSE low_balance_notified_at END
+     WHERE id = $1 RETURNING balance_micros`,
+    [c.accountId],
+  );
+  return { balanceMicros: (after.rows[0] as { balance_micros: bigint }).balance_micros };
+}

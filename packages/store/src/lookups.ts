@@ -23,6 +23,8 @@ export type LookupRecord = {
 export type StoredRow = Omit<ResultRow, "input"> & { input_masked: string };
 
 export type NewLookup = {
+  /** Test mode records its usage here (live usage is recorded when the ledger settles). */
+  usage?: { day: string; checks: Array<{ check: string; checks: number; conclusive: number }>; identifiers: number };
   id: string;
   accountId: string;
   apiKeyId: string;
@@ -39,7 +41,7 @@ export type NewLookup = {
   rows: StoredRow[];
 };
 
-/** Inserts a lookup and all its rows in one statement (one round trip on the hot path). */
+/** Inserts a lookup, all its rows and (test mode) its usage in one statement: one round trip, all or nothing. */
 export async function insertLookup(sql: Sql, l: NewLookup): Promise<void> {
   const rows = l.rows.map((r) => ({
     row_no: r.row_no,
@@ -54,13 +56,20 @@ export async function insertLookup(sql: Sql, l: NewLookup): Promise<void> {
     pending_checks: r.checks.filter((c) => c.status === "pending").length,
   }));
   // Named: prepared once per connection, so the hot path skips parse and plan.
+  const usage = l.usage ? [...l.usage.checks, { check: "*", checks: 0, conclusive: 0 }] : [];
   await sql.query({
     name: "insert-lookup",
     text: `WITH lookup AS (
        INSERT INTO lookups (id, account_id, api_key_id, livemode, status, checks, row_count, checks_total, checks_done,
                             webhook_endpoint_id, request_id, created_at, completed_at, completes_at, expires_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-       RETURNING id)
+       RETURNING id),
+     usage AS (
+       INSERT INTO daily_usage AS d (account_id, api_key_id, day, livemode, check_code, identifiers, checks, conclusive)
+       SELECT $2, $3, $17::date, false, c, CASE WHEN c = '*' THEN $20::int ELSE 0 END, n, k
+       FROM unnest($18::text[], $19::int[], $21::int[]) AS t(c, n, k)
+       ON CONFLICT (account_id, api_key_id, day, livemode, check_code) DO UPDATE SET
+         identifiers = d.identifiers + EXCLUDED.identifiers, checks = d.checks + EXCLUDED.checks, conclusive = d.conclusive + EXCLUDED.conclusive)
      INSERT INTO result_rows (lookup_id, row_no, kind, input_masked, e164, country, number_status, email, email_status, checks, pending_checks)
      SELECT lookup.id, r.row_no, r.kind, r.input_masked, r.e164, r.country, r.number_status, r.email, r.email_status, r.checks, r.pending_checks
      FROM lookup, jsonb_to_recordset($16::jsonb) AS r(row_no int, kind text, input_masked text, e164 text, country text,
@@ -82,6 +91,11 @@ export async function insertLookup(sql: Sql, l: NewLookup): Promise<void> {
       l.completesAt,
       l.expiresAt,
       JSON.stringify(rows),
+      l.usage?.day ?? null,
+      usage.map((u) => u.check),
+      usage.map((u) => u.checks),
+      l.usage?.identifiers ?? 0,
+      usage.map((u) => u.conclusive),
     ],
   });
 }
@@ -173,4 +187,26 @@ export async function dueTestLookups(sql: Sql, now: Date, limit = 100): Promise<
 export async function announcePending(sql: Sql, id: string): Promise<boolean> {
   const r = await sql.query(`UPDATE lookups SET announced_pending = true WHERE id = $1 AND status = 'pending'`, [id]);
   return r.rowCount === 1;
+}
+
+/** Live rows still waiting for answers, with what a source needs to answer them. */
+export async function pendingLookupRows(
+  sql: Sql,
+  lookupId: string,
+): Promise<Array<{ row_no: number; kind: "number" | "email"; e164: string | null; email: string | null; row_status: string; checks: CheckResult[] }>> {
+  const { rows } = await sql.query(
+    `SELECT row_no, kind, e164, email, COALESCE(number_status, email_status) AS row_status, checks
+     FROM result_rows WHERE lookup_id = $1 AND pending_checks > 0 ORDER BY row_no`,
+    [lookupId],
+  );
+  return rows;
+}
+
+/** Live lookups still pending after `olderThan`: their run message may have been lost. */
+export async function stalePendingLiveLookups(sql: Sql, olderThan: Date, limit = 100): Promise<string[]> {
+  const { rows } = await sql.query<{ id: string }>(
+    `SELECT id FROM lookups WHERE status = 'pending' AND livemode = true AND created_at < $1 ORDER BY created_at LIMIT $2`,
+    [olderThan, limit],
+  );
+  return rows.map((r) => r.id);
 }

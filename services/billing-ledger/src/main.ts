@@ -2,10 +2,19 @@ import { loadDotEnv } from "@svc/config";
 import { QUEUES } from "@svc/queues";
 import { runWorkerService, startService } from "@svc/core";
 import { loadServiceConfig } from "./config";
+import { settle, sweepReservations } from "./settle";
 
 /** The billing-ledger: consumes the `settlements` queue and settles money. */
 startService("billing-ledger", async () => {
   loadDotEnv();
   const config = loadServiceConfig();
-  await runWorkerService({ name: "billing-ledger", queue: QUEUES.settlements, config, handlers: () => ({}) });
+  await runWorkerService({
+    name: "billing-ledger",
+    queue: QUEUES.settlements,
+    config,
+    handlers: (ctx) => ({
+      "settle.reservation": (payload) => settle(ctx, payload.reservationId),
+    }),
+    periodic: [{ name: "sweep reservations", everyMs: config.SWEEP_INTERVAL_MS, run: sweepReservations }],
+  });
 });

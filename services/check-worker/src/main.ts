@@ -1,20 +1,45 @@
 import { loadDotEnv } from "@svc/config";
 import { QUEUES } from "@svc/queues";
-import { runWorkerService, startService } from "@svc/core";
+import { runWorkerService, startService, type WorkerContext } from "@svc/core";
+import { stalePendingLiveLookups } from "@svc/store";
+import type { CheckRunner } from "@svc/sources";
 import { loadCheckWorkerConfig } from "./config";
+import { runLiveLookup } from "./live-lookups";
+import { buildRunner } from "./sources";
 import { completeDueTestLookup, sweepDueTestLookups } from "./test-lookups";
+
+/**
+ * Postgres says which live lookups are still pending; re-enqueue them (the job id
+ * makes this a no-op while the original message is alive) and retry any whose job
+ * gave up, so a lost message or an emptied Redis never strands a lookup.
+ */
+async function reconcileLiveLookups(ctx: WorkerContext): Promise<void> {
+  for (const lookupId of await stalePendingLiveLookups(ctx.store.pool, new Date(ctx.now().getTime() - 10_000))) {
+    const jobId = `run-${lookupId}`;
+    const existing = await ctx.producer.queue(QUEUES.checks).getJob(jobId);
+    if (existing && (await existing.isFailed())) await existing.retry();
+    else if (!existing) await ctx.producer.enqueue("lookup.run", { lookupId }, { jobId });
+  }
+}
 
 /** The check-worker: consumes the `checks` queue and runs checks against data sources. */
 startService("check-worker", async () => {
   loadDotEnv();
   const config = loadCheckWorkerConfig();
+  let runner: CheckRunner | null = null;
+  const runnerFor = (ctx: WorkerContext) => (runner ??= buildRunner(config, ctx.store, ctx.redis, ctx.logger));
   await runWorkerService({
     name: "check-worker",
     queue: QUEUES.checks,
     config,
     handlers: (ctx) => ({
       "lookup.complete-test": (payload) => completeDueTestLookup(ctx, payload.lookupId),
+      "lookup.run": (payload) => runLiveLookup(ctx, runnerFor(ctx), config.CACHE_HASH_SECRET, payload.lookupId),
     }),
-    periodic: [{ name: "sweep due test lookups", everyMs: config.SWEEP_INTERVAL_MS, run: sweepDueTestLookups }],
+    periodic: [
+      { name: "advertise routes", everyMs: 10_000, run: (ctx) => runnerFor(ctx).advertise(30_000) },
+      { name: "sweep due test lookups", everyMs: config.SWEEP_INTERVAL_MS, run: sweepDueTestLookups },
+      { name: "reconcile live lookups", everyMs: Math.max(config.SWEEP_INTERVAL_MS, 5_000), run: reconcileLiveLookups },
+    ],
   });
 });

@@ -4,6 +4,7 @@ import type { Deps, Reply } from "./context";
 import { errorHandler } from "./http/errors";
 import { requestContext } from "./http/request-context";
 import { mountRoutes, type Handlers } from "./http/routes";
+import { getAccountHandler, getLimitsHandler, getUsageHandler } from "./account/account";
 import { listServicesHandler } from "./handlers/catalog";
 import { healthHandler, openApiHandler } from "./handlers/system";
 import { createLookupHandler } from "./lookups/create-lookup";
@@ -20,6 +21,9 @@ export function handlers(deps: Deps): Handlers {
     createTestKey: createTestKeyHandler(deps),
     createLookup: createLookupHandler(deps),
     getLookup: getLookupHandler(deps),
+    getAccount: getAccountHandler(deps),
+    getLimits: getLimitsHandler(deps),
+    getUsage: getUsageHandler(deps),
   };
 }
 

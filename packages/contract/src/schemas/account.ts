@@ -28,7 +28,16 @@ const Cap = Type.Object({ limit: Type.Ref(MoneySchema), used: Type.Ref(MoneySche
 export const LimitsSchema = Type.Object(
   {
     object: Type.Literal("limits"),
-    request_rate: Type.Object({ per_second: Type.Integer(), burst: Type.Integer(), scope: Type.String() }),
+    request_rate: Type.Object(
+      {
+        per_second: Type.Optional(Type.Integer()),
+        burst: Type.Optional(Type.Integer()),
+        per_minute: Type.Optional(Type.Integer()),
+        per_day: Type.Optional(Type.Integer()),
+        scope: Type.String({ enum: ["key", "ip"], description: "`key`: per API key; `ip`: per caller address (public sandbox key)." }),
+      },
+      { description: "10 a second with bursts of 20 per key; the public sandbox key: 30 a minute and 1,000 a day per IP address." },
+    ),
     request_sizes: Type.Object({
       lookup_identifiers: Type.Integer(),
       job_identifiers: Type.Integer(),

@@ -4,6 +4,7 @@ import type { Caller, Deps, Reply } from "../context";
 import { applyDeprecation } from "./deprecation";
 import { authenticate, requireScope } from "./authenticate";
 import { readIdempotencyKey, requestHash, withIdempotency } from "./idempotency";
+import { rateLimit } from "./rate-limit";
 
 export type HandlerInput<B = unknown, Q = Record<string, unknown>> = {
   req: Request;
@@ -64,7 +65,7 @@ function routeChain(deps: Deps, route: RouteDef, handler: Handler, renderError: 
       next();
     },
   ];
-  if (route.auth !== "none") chain.push(authenticate(deps, route.auth));
+  if (route.auth !== "none") chain.push(authenticate(deps, route.auth), rateLimit(deps));
   chain.push((req, _res, next) => {
     try {
       if (route.scopes && req.caller) requireScope(req.caller, route.scopes);

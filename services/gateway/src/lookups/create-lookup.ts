@@ -1,10 +1,13 @@
 import { ApiError, LIMITS } from "@svc/contract";
-import { answerTestRows, maskEmailInput, maskNumberInput, newId, type ResultRow } from "@svc/domain";
-import { announcePending, getLookup, insertLookup, type LookupRecord, type StoredRow } from "@svc/store";
+import { answerTestRows, initialLiveRows, maskEmailInput, maskNumberInput, newId, type ResultRow } from "@svc/domain";
+import { announcePending, getLookup, insertLookup, type LookupRecord, type NewLookup, type StoredRow } from "@svc/store";
 import type { Request, Response } from "express";
 import type { Caller, Deps, Reply } from "../context";
 import type { Handler } from "../http/routes";
+import { utcDay } from "../time";
+import { refuseIfChecksDown } from "../requests/availability";
 import { planRequest, type IdentifierBody, type Plan } from "../requests/plan";
+import { quote, reserveAndStore } from "../requests/reserve";
 import { awaitLookup, clientGone } from "./await-lookup";
 import { pollUrl, presentLookup, readRows } from "./present";
 
@@ -15,16 +18,70 @@ function maskRow(row: ResultRow): StoredRow {
   return { ...rest, input_masked: row.kind === "number" ? maskNumberInput(input) : maskEmailInput(input) };
 }
 
+/** Test-mode usage of one lookup: checks and conclusive answers per check, identifiers. */
+function testUsage(plan: Plan, rows: readonly ResultRow[], now: Date): NonNullable<NewLookup["usage"]> {
+  const checks = plan.checks.map((check) => {
+    const results = rows.flatMap((r) => r.checks.filter((c) => c.service === check));
+    return { check, checks: results.length, conclusive: results.filter((c) => c.status === "ok").length };
+  });
+  return { day: utcDay(now), checks, identifiers: plan.rows.length };
+}
+
 /** POST /v1/lookup. */
 export function createLookupHandler(deps: Deps): Handler {
   return async ({ req, res, caller, body }: { req: Request; res: Response; caller: Caller | undefined; body: LookupBody }) => {
     if (!caller) throw new ApiError("unauthorized");
     const plan = await planRequest(deps, caller, body, "lookup");
-    if (caller.livemode) {
-      throw new ApiError("temporarily_unavailable", { message: "Live checks are not available yet.", retryAfterSeconds: 60 });
-    }
-    return createTestLookup(deps, req, res, caller, plan, body);
+    return caller.livemode ? createLiveLookup(deps, req, res, caller, plan, body) : createTestLookup(deps, req, res, caller, plan, body);
   };
+}
+
+/** How long a live lookup's money may stay reserved before the sweeper closes it. */
+const LIVE_RESERVATION_TTL_MS = 3600 * 1000;
+
+/**
+ * Live mode: refuse up front if a check has no working route, reserve the maximum
+ * possible cost together with storing the lookup, hand it to the check-worker and
+ * wait up to `wait` seconds for the answers.
+ */
+async function createLiveLookup(deps: Deps, req: Request, res: Response, caller: Caller, plan: Plan, body: LookupBody): Promise<Reply> {
+  await refuseIfChecksDown(deps, plan.checks);
+  const q = await quote(deps, caller, plan, body.max_cost);
+  const now = deps.now();
+  const id = newId("lookup");
+  const rows = initialLiveRows(plan.rows, plan.checks);
+  const pending = rows.some((r) => r.checks.some((c) => c.status === "pending"));
+  const expiresAt = new Date(now.getTime() + caller.retentionDays * 86_400_000);
+  const reservationId = await reserveAndStore(deps, caller, q, plan.rows.length, { lookupId: id, expiresAt: new Date(now.getTime() + LIVE_RESERVATION_TTL_MS) }, (client) =>
+    insertLookup(client, {
+      id,
+      accountId: caller.accountId,
+      apiKeyId: caller.keyId,
+      livemode: true,
+      status: pending ? "pending" : "completed",
+      checks: plan.checks,
+      checksTotal: plan.checksTotal,
+      webhookEndpointId: plan.webhookEndpointId,
+      requestId: req.id,
+      createdAt: now,
+      completedAt: pending ? null : now,
+      completesAt: null,
+      expiresAt,
+      rows: rows.map(maskRow),
+    }),
+  );
+  // A lost message is recovered by the check-worker's reconciler and the ledger's sweeper.
+  const enqueue = pending
+    ? deps.producer.enqueue("lookup.run", { lookupId: id }, { jobId: `run-${id}` })
+    : deps.producer.enqueue("settle.reservation", { reservationId }, { jobId: `settle-${reservationId}` });
+  await enqueue.catch((err) => req.log.warn({ err, lookupId: id }, "could not enqueue; the reconcilers will pick it up"));
+  if (!pending) {
+    const found = await getLookup(deps.store.pool, id, { accountId: caller.accountId, livemode: true }, now);
+    if (!found) throw new ApiError("internal_error");
+    return { status: 200, body: presentLookup(found.lookup, rows, deps.config.publicBaseUrl) };
+  }
+  const waitSeconds = Math.min(body.wait ?? LIMITS.defaultLookupWaitSeconds, deps.config.MAX_WAIT_SECONDS);
+  return answerAfterWait(deps, res, caller, id, waitSeconds * 1000, rows);
 }
 
 /**
@@ -71,6 +128,8 @@ async function createTestLookup(deps: Deps, req: Request, res: Response, caller:
     completesAt: lookup.completes_at,
     expiresAt: lookup.expires_at,
     rows: answered.rows.map(maskRow),
+    // Usage counts final answers; a pending test value's are known already (deterministic).
+    usage: testUsage(plan, pending ? answerTestRows(plan.rows, plan.checks, now, true).rows : answered.rows, now),
   });
   if (!pending) return { status: 200, body: presentLookup(lookup, answered.rows, deps.config.publicBaseUrl) };
 

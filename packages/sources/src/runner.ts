@@ -1,0 +1,84 @@
+import type { Redis } from "ioredis";
+import type { Answer, CheckCode } from "@svc/domain";
+import { CircuitBreaker, routesKey } from "./breaker";
+import { Semaphore } from "./semaphore";
+import { SourceError, type Identifier, type RouteLimits, type Source } from "./types";
+
+type Route = { source: Source; limits: RouteLimits; breaker: CircuitBreaker; semaphore: Semaphore };
+
+const UNKNOWN: Answer = { status: "unknown", registered: null, attributes: null };
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Runs a check against its routes in order: each call has a timeout, a concurrency
+ * limit and retries with backoff and jitter; a route whose breaker is open is
+ * skipped. When no route can answer the result is `unknown` (inconclusive, free).
+ */
+export class CheckRunner {
+  private readonly routes = new Map<CheckCode, Route[]>();
+
+  constructor(
+    private readonly redis: Redis | null,
+    private readonly prefix: string,
+    private readonly onError: (route: string, err: unknown) => void = () => undefined,
+  ) {}
+
+  add(source: Source, limits: RouteLimits): this {
+    const list = this.routes.get(source.check) ?? [];
+    list.push({ source, limits, breaker: new CircuitBreaker(source.route, this.redis, this.prefix), semaphore: new Semaphore(limits.concurrency) });
+    this.routes.set(source.check, list);
+    return this;
+  }
+
+  /** A check served by no route at all (advertised as such, so the gateway answers 503). */
+  declare(check: CheckCode): this {
+    if (!this.routes.has(check)) this.routes.set(check, []);
+    return this;
+  }
+
+  routeNames(check: CheckCode): string[] {
+    return (this.routes.get(check) ?? []).map((r) => r.source.route);
+  }
+
+  async run(check: CheckCode, id: Identifier): Promise<Answer> {
+    for (const route of this.routes.get(check) ?? []) {
+      if (!route.breaker.allow()) continue;
+      try {
+        const answer = await this.attempt(route, id);
+        route.breaker.success();
+        return answer;
+      } catch (err) {
+        route.breaker.failure();
+        this.onError(route.source.route, err);
+      }
+    }
+    return UNKNOWN;
+  }
+
+  private async attempt(route: Route, id: Identifier): Promise<Answer> {
+    let lastError: unknown;
+    for (let attempt = 0; attempt <= route.limits.retries; attempt += 1) {
+      if (attempt > 0) await sleep(Math.min(2_000, 50 * 2 ** attempt) * (0.5 + Math.random() / 2));
+      try {
+        return await route.semaphore.run(() => route.source.lookup(id, AbortSignal.timeout(route.limits.timeoutMs)));
+      } catch (err) {
+        lastError = err;
+        const retryable = err instanceof SourceError ? err.retryable : true;
+        if (!retryable) throw err;
+      }
+    }
+    throw lastError;
+  }
+
+  /**
+   * Tells the gateway which routes serve each check (refreshed periodically, with a
+   * TTL, so a fleet with no worker advertises nothing rather than stale routes).
+   */
+  async advertise(ttlMs = 30_000): Promise<void> {
+    if (!this.redis) return;
+    const multi = this.redis.multi();
+    for (const [check, routes] of this.routes) multi.set(routesKey(this.prefix, check), JSON.stringify(routes.map((r) => r.source.route)), "PX", ttlMs);
+    await multi.exec();
+  }
+}

@@ -1,0 +1,33 @@
+import { createHmac } from "node:crypto";
+import type { Answer } from "@svc/domain";
+import type { Sql } from "./db";
+
+/** Keyed hash of a normalised identifier: the cache never holds a number or address. */
+export function identifierHash(secret: string, identifier: string): Buffer {
+  return createHmac("sha256", `cache:${secret}`).update(identifier.toLowerCase()).digest();
+}
+
+/** Fresh cached answers for one check, by identifier hash (hex). */
+export async function cachedAnswers(sql: Sql, check: string, hashes: Buffer[], now: Date): Promise<Map<string, Answer & { checkedAt: Date }>> {
+  if (hashes.length === 0) return new Map();
+  const { rows } = await sql.query<{ h: Buffer; status: Answer["status"]; registered: boolean | null; attributes: Record<string, unknown> | null; checked_at: Date }>(
+    `SELECT identifier_hash AS h, status, registered, attributes, checked_at FROM check_cache
+     WHERE check_code = $1 AND identifier_hash = ANY($2::bytea[]) AND expires_at > $3`,
+    [check, hashes, now],
+  );
+  return new Map(rows.map((r) => [r.h.toString("hex"), { status: r.status, registered: r.registered, attributes: r.attributes, checkedAt: r.checked_at }]));
+}
+
+/** Stores conclusive answers for reuse until `expiresAt`. */
+export async function cacheAnswers(sql: Sql, check: string, entries: Array<{ hash: Buffer; answer: Answer }>, checkedAt: Date, expiresAt: Date): Promise<void> {
+  const conclusive = entries.filter((e) => e.answer.status === "ok");
+  if (conclusive.length === 0) return;
+  await sql.query(
+    `INSERT INTO check_cache (check_code, identifier_hash, status, registered, attributes, checked_at, expires_at)
+     SELECT $1, h, 'ok', reg, attr, $5, $6 FROM unnest($2::bytea[], $3::boolean[], $4::jsonb[]) AS t(h, reg, attr)
+     ON CONFLICT (check_code, identifier_hash) DO UPDATE SET
+       status = EXCLUDED.status, registered = EXCLUDED.registered, attributes = EXCLUDED.attributes,
+       checked_at = EXCLUDED.checked_at, expires_at = EXCLUDED.expires_at`,
+    [check, conclusive.map((e) => e.hash), conclusive.map((e) => e.answer.registered), conclusive.map((e) => JSON.stringify(e.answer.attributes)), checkedAt, expiresAt],
+  );
+}

@@ -1,0 +1,97 @@
+import type pg from "pg";
+import { newId, type UnitPrices } from "@svc/domain";
+
+export type ReservationRefusal = "insufficient_balance" | "daily_identifiers_cap" | "account_daily_spend_cap" | "key_daily_spend_cap";
+
+export type ReserveInput = {
+  accountId: string;
+  apiKeyId: string;
+  /** The key has a daily spend cap (agent keys always do): count against it too. */
+  keyHasCap: boolean;
+  amountMicros: bigint;
+  identifiers: number;
+  /** UTC day (YYYY-MM-DD) the request counts against. */
+  day: string;
+  unitPrices: UnitPrices;
+  lookupId?: string;
+  jobId?: string;
+  expiresAt: Date;
+};
+
+/**
+ * Reserves the maximum possible cost of a request inside the caller's transaction.
+ * Each check-and-add is one conditional UPDATE on the key's and the account's row,
+ * so concurrent requests serialise on the row lock and can never overdraw the
+ * balance or pass a cap together. The caller rolls back on refusal.
+ */
+export async function reserve(client: pg.PoolClient, r: ReserveInput): Promise<{ ok: true; reservationId: string } | { ok: false; reason: ReservationRefusal }> {
+  const amount = r.amountMicros.toString();
+  if (r.keyHasCap) {
+    const key = await client.query(
+      `UPDATE api_keys SET counter_day = $2::date,
+              day_spend_micros = (CASE WHEN counter_day = $2::date THEN day_spend_micros ELSE 0 END) + $3::bigint
+       WHERE id = $1 AND (daily_spend_cap_micros IS NULL
+              OR (CASE WHEN counter_day = $2::date THEN day_spend_micros ELSE 0 END) + $3::bigint <= daily_spend_cap_micros)
+       RETURNING 1`,
+      [r.apiKeyId, r.day, amount],
+    );
+    if (key.rowCount === 0) return { ok: false, reason: "key_daily_spend_cap" };
+  }
+  const account = await client.query(
+    `UPDATE accounts SET reserved_micros = reserved_micros + $3::bigint,
+            counter_day = $2::date,
+            day_identifiers = (CASE WHEN counter_day = $2::date THEN day_identifiers ELSE 0 END) + $4::int,
+            day_spend_micros = (CASE WHEN counter_day = $2::date THEN day_spend_micros ELSE 0 END) + $3::bigint
+     WHERE id = $1
+       AND balance_micros - reserved_micros >= $3::bigint
+       AND (daily_identifiers_cap IS NULL OR (CASE WHEN counter_day = $2::date THEN day_identifiers ELSE 0 END) + $4::int <= daily_identifiers_cap)
+       AND (daily_spend_cap_micros IS NULL OR (CASE WHEN counter_day = $2::date THEN day_spend_micros ELSE 0 END) + $3::bigint <= daily_spend_cap_micros)
+     RETURNING 1`,
+    [r.accountId, r.day, amount, r.identifiers],
+  );
+  if (account.rowCount === 0) return { ok: false, reason: await whyRefused(client, r) };
+  const reservationId = newId("reservation");
+  await client.query(
+    `INSERT INTO reservations (id, account_id, api_key_id, lookup_id, job_id, amount_micros, unit_prices, day, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8::date, $9)`,
+    [reservationId, r.accountId, r.apiKeyId, r.lookupId ?? null, r.jobId ?? null, amount, JSON.stringify(r.unitPrices), r.day, r.expiresAt],
+  );
+  return { ok: true, reservationId };
+}
+
+/** Which condition refused a reservation (caps are reported before the balance). */
+async function whyRefused(client: pg.PoolClient, r: ReserveInput): Promise<ReservationRefusal> {
+  const { rows } = await client.query<{ available: bigint; ids: number; spend: bigint; ids_cap: number | null; spend_cap: bigint | null }>(
+    `SELECT balance_micros - reserved_micros AS available,
+            CASE WHEN counter_day = $2::date THEN day_identifiers ELSE 0 END AS ids,
+            CASE WHEN counter_day = $2::date THEN day_spend_micros ELSE 0 END AS spend,
+            daily_identifiers_cap AS ids_cap, daily_spend_cap_micros AS spend_cap
+     FROM accounts WHERE id = $1`,
+    [r.accountId, r.day],
+  );
+  const a = rows[0];
+  if (!a) return "insufficient_balance";
+  if (a.ids_cap !== null && a.ids + r.identifiers > a.ids_cap) return "daily_identifiers_cap";
+  if (a.spend_cap !== null && a.spend + r.amountMicros > a.spend_cap) return "account_daily_spend_cap";
+  return "insufficient_balance";
+}
+
+/**
+ * Marks a cap as reached for today, once: true only for the first caller of the
+ * day, who records the limits.cap_reached event.
+ */
+export async function markCapReached(
+  client: pg.PoolClient,
+  cap: "daily_identifiers_cap" | "account_daily_spend_cap" | "key_daily_spend_cap",
+  ids: { accountId: string; apiKeyId: string },
+  day: string,
+): Promise<boolean> {
+  const [table, column, id] =
+    cap === "daily_identifiers_cap"
+      ? ["accounts", "identifiers_cap_notified_on", ids.accountId]
+      : cap === "account_daily_spend_cap"
+        ? ["accounts", "spend_cap_notified_on", ids.accountId]
+        : ["api_keys", "spend_cap_notified_on", ids.apiKeyId];
+  const r = await client.query(`UPDATE ${table} SET ${column} = $2::date WHERE id = $1 AND ${column} IS DISTINCT FROM $2::date`, [id, day]);
+  return r.rowCount === 1;
+}

@@ -1,0 +1,186 @@
+import type pg from "pg";
+import { isBillable, money, type CheckResult, type IdentifierStatus, type UnitPrices } from "@svc/domain";
+import { recordEvent } from "./events";
+import { postLedgerTransaction, type LedgerLine } from "./ledger";
+
+type ReservationRow = {
+  id: string;
+  account_id: string;
+  api_key_id: string;
+  lookup_id: string | null;
+  job_id: string | null;
+  amount_micros: bigint;
+  charged_micros: bigint;
+  released_micros: bigint;
+  status: string;
+  unit_prices: UnitPrices;
+  day: string;
+  expires_at: Date;
+};
+
+type Pair = { rowNo: number; check: string; charged: boolean; status: string; cached: boolean; price: bigint };
+
+export type SettlementResult = { settledPairs: number; chargedMicros: bigint; releasedMicros: bigint; closed: boolean; eventIds: string[] };
+
+const NOTHING: SettlementResult = { settledPairs: 0, chargedMicros: 0n, releasedMicros: 0n, closed: false, eventIds: [] };
+
+/**
+ * Settles a reservation, exactly once per (row, check), in the caller's
+ * transaction: every final answer not settled yet is charged (a fresh conclusive
+ * answer about a valid identifier) or released (anything else), posted to the
+ * double-entry ledger, counted in usage, and the reservation is closed when its
+ * work is finished (or `force`d by the sweeper), releasing whatever is left.
+ * Running it again settles nothing twice: settlements are keyed by row and check
+ * and the reservation row is locked for the whole transaction.
+ */
+export async function settleReservation(client: pg.PoolClient, reservationId: string, now: Date, options: { force?: boolean } = {}): Promise<SettlementResult> {
+  const { rows: found } = await client.query<ReservationRow>(
+    `SELECT id, account_id, api_key_id, lookup_id, job_id, amount_micros, charged_micros, released_micros, status, unit_prices,
+            to_char(day, 'YYYY-MM-DD') AS day, expires_at
+     FROM reservations WHERE id = $1 FOR UPDATE`,
+    [reservationId],
+  );
+  const rsv = found[0];
+  if (!rsv || rsv.status !== "open") return NOTHING;
+
+  const parent = rsv.lookup_id
+    ? await client.query<{ finished: boolean }>(`SELECT status = 'completed' AS finished FROM lookups WHERE id = $1`, [rsv.lookup_id])
+    : await client.query<{ finished: boolean }>(`SELECT status IN ('completed', 'failed', 'cancelled') AS finished FROM jobs WHERE id = $1`, [rsv.job_id]);
+  const finished = parent.rows[0]?.finished ?? true; // parent gone (purged): nothing more will come
+
+  const { rows: resultRows } = await client.query<{ row_no: number; row_status: IdentifierStatus | null; checks: CheckResult[] }>(
+    `SELECT r.row_no, COALESCE(r.number_status, r.email_status) AS row_status, r.checks
+     FROM result_rows r
+     WHERE (r.lookup_id = $1 OR r.job_id = $2)
+       AND EXISTS (SELECT 1 FROM jsonb_array_elements(r.checks) c WHERE c->>'status' <> 'pending')`,
+    [rsv.lookup_id, rsv.job_id],
+  );
+  const { rows: done } = await client.query<{ row_no: number; check_code: string }>(`SELECT row_no, check_code FROM settlements WHERE reservation_id = $1`, [rsv.id]);
+  const settled = new Set(done.map((d) => `${d.row_no}|${d.check_code}`));
+
+  const pairs: Pair[] = [];
+  for (const row of resultRows) {
+    for (const c of row.checks) {
+      if (c.status === "pending" || settled.has(`${row.row_no}|${c.service}`)) continue;
+      const price = BigInt(rsv.unit_prices[c.service] ?? "0");
+      pairs.push({ rowNo: row.row_no, check: c.service, charged: isBillable(row.row_status, c), status: c.status, cached: c.cached, price });
+    }
+  }
+
+  const charged = pairs.filter((p) => p.charged).reduce((s, p) => s + p.price, 0n);
+  let released = pairs.filter((p) => !p.charged).reduce((s, p) => s + p.price, 0n);
+  if (pairs.length > 0) {
+    await client.query(
+      `INSERT INTO settlements (reservation_id, row_no, check_code, outcome, amount_micros, created_at)
+       SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::bigint[], $6::timestamptz[])`,
+      [rsv.id, pairs.map((p) => p.rowNo), pairs.map((p) => p.check), pairs.map((p) => (p.charged ? "charged" : "released")), pairs.map((p) => p.price.toString()), pairs.map(() => now)],
+    );
+  }
+  if (charged > 0n) {
+    const byCheck = new Map<string, bigint>();
+    for (const p of pairs) if (p.charged) byCheck.set(p.check, (byCheck.get(p.check) ?? 0n) + p.price);
+    const lines: LedgerLine[] = [];
+    for (const [check, amount] of byCheck) {
+      lines.push({ book: "balance", amountMicros: -amount, checkCode: check }, { book: "revenue", amountMicros: amount, checkCode: check });
+    }
+    await postLedgerTransaction(client, { accountId: rsv.account_id, kind: "charge", reference: `charge:${rsv.id}:${settled.size}`, lines });
+  }
+
+  const remaining = rsv.amount_micros - rsv.charged_micros - rsv.released_micros - charged - released;
+  const close = finished || options.force === true || rsv.expires_at <= now;
+  if (close && remaining > 0n) released += remaining;
+  await client.query(
+    `UPDATE reservations SET charged_micros = charged_micros + $2, released_micros = released_micros + $3,
+            status = CASE WHEN $4 THEN 'closed' ELSE status END, closed_at = CASE WHEN $4 THEN $5 ELSE closed_at END
+     WHERE id = $1`,
+    [rsv.id, charged.toString(), released.toString(), close, now],
+  );
+  // Released money is no longer held, and no longer counts as today's spend.
+  await client.query(
+    `UPDATE accounts SET reserved_micros = reserved_micros - $2::bigint - $3::bigint,
+            day_spend_micros = CASE WHEN counter_day = $4::date THEN GREATEST(0, day_spend_micros - $3::bigint) ELSE day_spend_micros END
+     WHERE id = $1`,
+    [rsv.account_id, charged.toString(), released.toString(), rsv.day],
+  );
+  await client.query(
+    `UPDATE api_keys SET day_spend_micros = CASE WHEN counter_day = $2::date THEN GREATEST(0, day_spend_micros - $3::bigint) ELSE day_spend_micros END
+     WHERE id = $1 AND counter_day = $2::date`,
+    [rsv.api_key_id, rsv.day, released.toString()],
+  );
+  await recordUsage(client, rsv, pairs);
+
+  const eventIds: string[] = [];
+  if (charged > 0n) {
+    const low = await client.query<{ balance_micros: bigint; low_balance_threshold_micros: bigint }>(
+      `UPDATE accounts SET low_balance_notified_at = $2
+       WHERE id = $1 AND low_balance_threshold_micros IS NOT NULL AND balance_micros < low_balance_threshold_micros AND low_balance_notified_at IS NULL
+       RETURNING balance_micros, low_balance_threshold_micros`,
+      [rsv.account_id, now],
+    );
+    const crossed = low.rows[0];
+    if (crossed) {
+      eventIds.push(
+        await recordEvent(client, {
+          accountId: rsv.account_id,
+          livemode: true,
+          type: "balance.low",
+          endpointId: null,
+          createdAt: now,
+          data: { object: "account", balance: money(crossed.balance_micros), threshold: money(crossed.low_balance_threshold_micros) },
+        }),
+      );
+    }
+  }
+  return { settledPairs: pairs.length, chargedMicros: charged, releasedMicros: released, closed: close, eventIds };
+}
+
+/** Live usage per key, day and check: checks, conclusive, cached, billed units and cost. */
+async function recordUsage(client: pg.PoolClient, rsv: ReservationRow, pairs: Pair[]): Promise<void> {
+  if (pairs.length === 0) return;
+  const byCheck = new Map<string, { checks: number; conclusive: number; cached: number; billed: number; cost: bigint }>();
+  for (const p of pairs) {
+    const u = byCheck.get(p.check) ?? { checks: 0, conclusive: 0, cached: 0, billed: 0, cost: 0n };
+    u.checks += 1;
+    if (p.status === "ok") u.conclusive += 1;
+    if (p.cached) u.cached += 1;
+    if (p.charged) {
+      u.billed += 1;
+      u.cost += p.price;
+    }
+    byCheck.set(p.check, u);
+  }
+  const entries = [...byCheck.entries()];
+  await client.query(
+    `INSERT INTO daily_usage AS d (account_id, api_key_id, day, livemode, check_code, checks, conclusive, cached, billed_units, cost_micros)
+     SELECT $1, $2, $3::date, true, * FROM unnest($4::text[], $5::int[], $6::int[], $7::int[], $8::int[], $9::bigint[])
+     ON CONFLICT (account_id, api_key_id, day, livemode, check_code) DO UPDATE SET
+       checks = d.checks + EXCLUDED.checks, conclusive = d.conclusive + EXCLUDED.conclusive, cached = d.cached + EXCLUDED.cached,
+       billed_units = d.billed_units + EXCLUDED.billed_units, cost_micros = d.cost_micros + EXCLUDED.cost_micros`,
+    [
+      rsv.account_id,
+      rsv.api_key_id,
+      rsv.day,
+      entries.map(([c]) => c),
+      entries.map(([, u]) => u.checks),
+      entries.map(([, u]) => u.conclusive),
+      entries.map(([, u]) => u.cached),
+      entries.map(([, u]) => u.billed),
+      entries.map(([, u]) => u.cost.toString()),
+    ],
+  );
+}
+
+/** Open reservations that need settling: their work finished, or they expired. */
+export async function reservationsToSweep(sql: Pick<pg.Pool, "query">, now: Date, limit = 200): Promise<string[]> {
+  const { rows } = await sql.query<{ id: string }>(
+    `SELECT r.id FROM reservations r
+     LEFT JOIN lookups l ON l.id = r.lookup_id
+     LEFT JOIN jobs j ON j.id = r.job_id
+     WHERE r.status = 'open'
+       AND (r.expires_at <= $1 OR l.status = 'completed' OR j.status IN ('completed', 'failed', 'cancelled')
+            OR (r.lookup_id IS NOT NULL AND l.id IS NULL) OR (r.job_id IS NOT NULL AND j.id IS NULL))
+     ORDER BY r.created_at LIMIT $2`,
+    [now, limit],
+  );
+  return rows.map((r) => r.id);
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env node
+import { startSimulator } from "./simulator";
+
+/**
+ * Development vendor: `npm run simulator` (port SIM_PORT, default 9090). Point the
+ * check-worker at it with VENDOR_PRIMARY_URL=http://127.0.0.1:9090.
+ */
+const num = (name: string, fallback: number) => (process.env[name] === undefined ? fallback : Number(process.env[name]));
+startSimulator({
+  port: num("SIM_PORT", 9090),
+  latencyMs: num("SIM_LATENCY_MS", 0),
+  failureRate: num("SIM_FAILURE_RATE", 0),
+  outage: process.env.SIM_OUTAGE === "true",
+  apiKey: process.env.SIM_API_KEY ?? "sim-key",
+}).then((sim) => {
+  process.stdout.write(`vendor simulator listening on ${sim.url}\n`);
+  const stop = () => void sim.close().then(() => process.exit(0));
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+});

@@ -1,0 +1,21 @@
+import type { WorkerContext } from "@svc/core";
+import { reservationsToSweep, settleReservation, withTransaction } from "@svc/store";
+
+/**
+ * Settles one reservation (see settleReservation): safe to receive twice, and a
+ * process killed mid-way leaves a rolled-back transaction and a job BullMQ re-runs.
+ */
+export async function settle(ctx: WorkerContext, reservationId: string): Promise<void> {
+  const result = await withTransaction(ctx.store.pool, (client) => settleReservation(client, reservationId, ctx.now()));
+  if (result.settledPairs > 0 || result.closed) {
+    ctx.logger.info(
+      { reservationId, pairs: result.settledPairs, charged: result.chargedMicros.toString(), released: result.releasedMicros.toString(), closed: result.closed },
+      "reservation settled",
+    );
+  }
+}
+
+/** Closes reservations whose work finished or was abandoned, whatever happened to their messages. */
+export async function sweepReservations(ctx: WorkerContext): Promise<void> {
+  for (const id of await reservationsToSweep(ctx.store.pool, ctx.now())) await settle(ctx, id);
+}

@@ -1,0 +1,23 @@
+import type { Redis } from "ioredis";
+import type { Logger } from "@svc/runtime";
+import type { Store } from "@svc/store";
+import { CheckRunner, OfflineCarrierSource, ReportStoreSpamSource, VendorHttpSource } from "@svc/sources";
+import type { CheckWorkerConfig } from "./config";
+
+/** The routes of every check, from configuration; a check with no route is declared so the gateway can refuse it. */
+export function buildRunner(config: CheckWorkerConfig, store: Store, redis: Redis, logger: Logger): CheckRunner {
+  const runner = new CheckRunner(redis, config.REDIS_PREFIX, (route, err) => logger.warn({ route, err }, "route failed"));
+  runner.add(new ReportStoreSpamSource(store.pool), { timeoutMs: 2_000, concurrency: 20, retries: 1 });
+  runner.add(new OfflineCarrierSource(), { timeoutMs: 1_000, concurrency: 100, retries: 0 });
+  const vendorLimits = { timeoutMs: config.VENDOR_TIMEOUT_MS, concurrency: config.VENDOR_CONCURRENCY, retries: config.VENDOR_RETRIES };
+  const vendors = [
+    { name: "vendor-primary", url: config.VENDOR_PRIMARY_URL, key: config.VENDOR_PRIMARY_KEY },
+    { name: "vendor-secondary", url: config.VENDOR_SECONDARY_URL, key: config.VENDOR_SECONDARY_KEY },
+  ];
+  for (const check of ["whatsapp", "signal.registered", "number.hlr"] as const) {
+    for (const v of vendors) if (v.url) runner.add(new VendorHttpSource(`${v.name}:${check}`, check, v.url, v.key), vendorLimits);
+    runner.declare(check);
+  }
+  runner.declare("email");
+  return runner;
+}

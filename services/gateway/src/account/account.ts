@@ -1,0 +1,143 @@
+import { ApiError, LIMITS } from "@svc/contract";
+import { money } from "@svc/domain";
+import { usageBetween, usageToday } from "@svc/store";
+import type { Caller, Deps } from "../context";
+import type { Handler } from "../http/routes";
+import { secondsUntilUtcMidnight, utcDay } from "../time";
+
+type AccountRow = {
+  id: string;
+  name: string;
+  balance_micros: bigint;
+  reserved_micros: bigint;
+  low_balance_threshold_micros: bigint | null;
+  retention_days: number;
+  daily_identifiers_cap: number | null;
+  daily_spend_cap_micros: bigint | null;
+  day_identifiers: number;
+  day_spend_micros: bigint;
+  key_cap: bigint | null;
+  key_day_spend: bigint;
+};
+
+/** The account with today's live counters (zero when they belong to an earlier day). */
+async function loadAccount(deps: Deps, caller: Caller, day: string): Promise<AccountRow> {
+  const { rows } = await deps.store.pool.query<AccountRow>(
+    `SELECT a.id, a.name, a.balance_micros, a.reserved_micros, a.low_balance_threshold_micros, a.retention_days,
+            a.daily_identifiers_cap, a.daily_spend_cap_micros,
+            CASE WHEN a.counter_day = $2::date THEN a.day_identifiers ELSE 0 END AS day_identifiers,
+            CASE WHEN a.counter_day = $2::date THEN a.day_spend_micros ELSE 0 END AS day_spend_micros,
+            k.daily_spend_cap_micros AS key_cap,
+            CASE WHEN k.counter_day = $2::date THEN k.day_spend_micros ELSE 0 END AS key_day_spend
+     FROM accounts a JOIN api_keys k ON k.account_id = a.id WHERE k.id = $1`,
+    [caller.keyId, day],
+  );
+  const row = rows[0];
+  if (!row) throw new ApiError("unauthorized");
+  return row;
+}
+
+/** GET /v1/account: balance, reserved amount and today's usage (UTC) for the key's mode. */
+export function getAccountHandler(deps: Deps): Handler {
+  return async ({ caller }) => {
+    if (!caller) throw new ApiError("unauthorized");
+    const day = utcDay(deps.now());
+    const a = await loadAccount(deps, caller, day);
+    const today = await usageToday(deps.store.pool, caller.accountId, caller.livemode, day);
+    return {
+      status: 200,
+      body: {
+        object: "account",
+        id: a.id,
+        name: a.name,
+        livemode: caller.livemode,
+        balance: money(a.balance_micros),
+        reserved: money(a.reserved_micros),
+        available: money(a.balance_micros - a.reserved_micros),
+        low_balance_threshold: a.low_balance_threshold_micros === null ? null : money(a.low_balance_threshold_micros),
+        retention_days: a.retention_days,
+        today: {
+          date: day,
+          identifiers: caller.livemode ? a.day_identifiers : today.identifiers,
+          checks: today.checks,
+          conclusive: today.conclusive,
+          spend: money(caller.livemode ? a.day_spend_micros : 0n),
+        },
+      },
+    };
+  };
+}
+
+/** GET /v1/limits: the request rate, request sizes and the caps that apply to this key. */
+export function getLimitsHandler(deps: Deps): Handler {
+  return async ({ caller }) => {
+    if (!caller) throw new ApiError("unauthorized");
+    const now = deps.now();
+    const day = utcDay(now);
+    const a = await loadAccount(deps, caller, day);
+    const resetsAt = new Date(now.getTime() + secondsUntilUtcMidnight(now) * 1000).toISOString();
+    return {
+      status: 200,
+      body: {
+        object: "limits",
+        request_rate: caller.isSandbox
+          ? { per_minute: LIMITS.sandboxRequestsPerMinute, per_day: LIMITS.sandboxRequestsPerDay, scope: "ip" }
+          : { per_second: LIMITS.requestsPerSecond, burst: LIMITS.burst, scope: "key" },
+        request_sizes: {
+          lookup_identifiers: LIMITS.lookupIdentifiers,
+          job_identifiers: caller.isSandbox ? LIMITS.sandboxJobIdentifiers : LIMITS.jobIdentifiers,
+          checks_per_request: LIMITS.checksPerRequest,
+          lookup_identifier_checks: LIMITS.lookupIdentifierChecks,
+          job_identifier_checks: LIMITS.jobIdentifierChecks,
+          body_bytes: LIMITS.bodyBytes,
+          job_body_bytes: LIMITS.jobBodyBytes,
+        },
+        daily_identifiers_cap: a.daily_identifiers_cap === null ? null : { limit: a.daily_identifiers_cap, used: a.day_identifiers, resets_at: resetsAt },
+        account_daily_spend_cap: a.daily_spend_cap_micros === null ? null : { limit: money(a.daily_spend_cap_micros), used: money(a.day_spend_micros), resets_at: resetsAt },
+        key_daily_spend_cap: a.key_cap === null ? null : { limit: money(a.key_cap), used: money(a.key_day_spend), resets_at: resetsAt },
+      },
+    };
+  };
+}
+
+const DAY_MS = 86_400_000;
+const toDate = (day: string) => new Date(`${day}T00:00:00Z`);
+
+/** GET /v1/usage?from&to&group_by: checks, conclusive, cached, billed units and cost for the key's mode. */
+export function getUsageHandler(deps: Deps): Handler {
+  return async ({ caller, query }: { caller: Caller | undefined; query: { from: string; to: string; group_by?: "day" | "check" } }) => {
+    if (!caller) throw new ApiError("unauthorized");
+    const from = toDate(query.from);
+    const to = toDate(query.to);
+    if (to < from) throw new ApiError("invalid_request", { param: "to", message: "to must not be before from." });
+    const days = Math.round((to.getTime() - from.getTime()) / DAY_MS) + 1;
+    if (days > 366) throw new ApiError("invalid_request", { param: "to", message: "The range must not exceed 366 days." });
+    const groupBy = query.group_by ?? "day";
+    const today = toDate(utcDay(deps.now()));
+    const notBefore = utcDay(new Date(today.getTime() - (caller.retentionDays - 1) * DAY_MS));
+    const rows = await usageBetween(deps.store.pool, { accountId: caller.accountId, livemode: caller.livemode, from: query.from, to: query.to, notBefore, groupBy });
+    const figures = (r: { checks: number; conclusive: number; cached: number; billed_units: number; cost_micros: bigint }) => ({
+      checks: r.checks,
+      conclusive: r.conclusive,
+      cached: r.cached,
+      billed_units: r.billed_units,
+      cost: money(r.cost_micros),
+    });
+    const zero = { checks: 0, conclusive: 0, cached: 0, billed_units: 0, cost_micros: 0n };
+    let data: Array<Record<string, unknown>>;
+    if (groupBy === "day") {
+      const byDay = new Map(rows.map((r) => [r.key, r]));
+      data = Array.from({ length: days }, (_, i) => {
+        const day = utcDay(new Date(from.getTime() + i * DAY_MS));
+        return { day, ...figures(byDay.get(day) ?? zero) };
+      });
+    } else {
+      data = rows.map((r) => ({ service: r.key, ...figures(r) }));
+    }
+    const totals = rows.reduce(
+      (t, r) => ({ checks: t.checks + r.checks, conclusive: t.conclusive + r.conclusive, cached: t.cached + r.cached, billed_units: t.billed_units + r.billed_units, cost_micros: t.cost_micros + r.cost_micros }),
+      zero,
+    );
+    return { status: 200, body: { object: "usage", livemode: caller.livemode, from: query.from, to: query.to, group_by: groupBy, data, totals: figures(totals) } };
+  };
+}

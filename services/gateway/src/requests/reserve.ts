@@ -1,0 +1,114 @@
+import type pg from "pg";
+import { ApiError } from "@svc/contract";
+import { maxCostMicros, money, parseAmount, toUnitPrices, type CheckCode, type InputKind } from "@svc/domain";
+import { markCapReached, recordEvent, reserve, withTransaction, type ReservationRefusal } from "@svc/store";
+import { offersFor } from "../cache/offers";
+import type { Caller, Deps } from "../context";
+import { secondsUntilUtcMidnight, utcDay } from "../time";
+import type { Plan } from "./plan";
+
+export type Quote = { amountMicros: bigint; unitPrices: ReturnType<typeof toUnitPrices> };
+
+/** The maximum possible cost of a planned request at the account's live prices, checked against `max_cost`. */
+export async function quote(deps: Deps, caller: Caller, plan: Plan, maxCost: { amount: string | number } | undefined): Promise<Quote> {
+  const offers = await offersFor(deps, caller.accountId);
+  const prices = new Map(plan.checks.map((c) => [c, offers.get(c)?.livePriceMicros ?? 0n] as [CheckCode, bigint]));
+  const counts: Record<InputKind, number> = { number: 0, email: 0 };
+  for (const r of plan.rows) counts[r.kind] += 1;
+  const amountMicros = maxCostMicros(counts, plan.checks, prices);
+  if (maxCost !== undefined) {
+    const limit = parseAmount(maxCost.amount);
+    if (limit === null) {
+      throw new ApiError("invalid_request", { param: "max_cost.amount", message: "max_cost.amount must be a non-negative decimal amount in USD with at most 6 decimals." });
+    }
+    if (amountMicros > limit) {
+      throw new ApiError("cost_limit_exceeded", {
+        param: "max_cost.amount",
+        message: `The maximum possible cost (${money(amountMicros).amount} USD) is higher than max_cost.`,
+      });
+    }
+  }
+  return { amountMicros, unitPrices: toUnitPrices(prices, plan.checks) };
+}
+
+const CAP_NAMES = { daily_identifiers_cap: "daily_identifiers", account_daily_spend_cap: "account_daily_spend", key_daily_spend_cap: "key_daily_spend" } as const;
+
+/** Turns a refused reservation into the client's error, recording limits.cap_reached once a day per cap. */
+async function refusal(deps: Deps, caller: Caller, reason: ReservationRefusal, day: string): Promise<ApiError> {
+  const now = deps.now();
+  if (reason === "insufficient_balance") {
+    return new ApiError("insufficient_balance", { suggestion: "Top up the balance, or send fewer identifiers or checks." });
+  }
+  await withTransaction(deps.store.pool, async (client) => {
+    if (!(await markCapReached(client, reason, { accountId: caller.accountId, apiKeyId: caller.keyId }, day))) return;
+    const { rows } = await client.query<{ ids: number | null; spend: bigint | null; key_spend: bigint | null; hint: string }>(
+      `SELECT a.daily_identifiers_cap AS ids, a.daily_spend_cap_micros AS spend, k.daily_spend_cap_micros AS key_spend, k.hint
+       FROM accounts a JOIN api_keys k ON k.account_id = a.id WHERE k.id = $1`,
+      [caller.keyId],
+    );
+    const caps = rows[0];
+    const limit = reason === "daily_identifiers_cap" ? String(caps?.ids ?? "") : money((reason === "key_daily_spend_cap" ? caps?.key_spend : caps?.spend) ?? 0n).amount;
+    await recordEvent(client, {
+      accountId: caller.accountId,
+      livemode: true,
+      type: "limits.cap_reached",
+      endpointId: null,
+      createdAt: now,
+      data: {
+        object: "limit",
+        cap: CAP_NAMES[reason],
+        limit,
+        resets_at: new Date(now.getTime() + secondsUntilUtcMidnight(now) * 1000).toISOString(),
+        key_hint: reason === "key_daily_spend_cap" ? (caps?.hint ?? null) : null,
+      },
+    });
+  });
+  const retryAfterSeconds = secondsUntilUtcMidnight(now);
+  if (reason === "key_daily_spend_cap") {
+    return new ApiError("spend_cap_reached", { message: "This key's daily spend cap is reached; it resets at 00:00 UTC.", retryAfterSeconds });
+  }
+  return new ApiError("daily_cap_reached", {
+    message: reason === "daily_identifiers_cap" ? "The account's daily identifiers cap is used up; it resets at 00:00 UTC." : "The account's daily spend cap is used up; it resets at 00:00 UTC.",
+    retryAfterSeconds,
+  });
+}
+
+/**
+ * Reserves the quote and runs `store` in the same transaction, so a lookup or job
+ * exists exactly when its money is held. Refusals roll everything back.
+ */
+export async function reserveAndStore(
+  deps: Deps,
+  caller: Caller,
+  q: Quote,
+  identifiers: number,
+  target: { lookupId?: string; jobId?: string; expiresAt: Date },
+  store: (client: pg.PoolClient, reservationId: string) => Promise<void>,
+): Promise<string> {
+  const day = utcDay(deps.now());
+  const outcome = await withTransaction(deps.store.pool, async (client) => {
+    const r = await reserve(client, {
+      accountId: caller.accountId,
+      apiKeyId: caller.keyId,
+      keyHasCap: caller.dailySpendCapMicros !== null,
+      amountMicros: q.amountMicros,
+      identifiers,
+      day,
+      unitPrices: q.unitPrices,
+      ...target,
+    });
+    if (!r.ok) throw new RefusedReservation(r.reason);
+    await store(client, r.reservationId);
+    return r.reservationId;
+  }).catch(async (err) => {
+    if (err instanceof RefusedReservation) throw await refusal(deps, caller, err.reason, day);
+    throw err;
+  });
+  return outcome;
+}
+
+class RefusedReservation extends Error {
+  constructor(readonly reason: ReservationRefusal) {
+    super(reason);
+  }
+}

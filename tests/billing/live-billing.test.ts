@@ -1,0 +1,99 @@
+import { reconcileAccount } from "@svc/store";
+import { accountWithKey, bearer, type TestKey } from "../support/fixtures";
+import { startTestGateway, type TestGateway } from "../support/gateway";
+import { eventually, startLiveWorkers, type LiveWorkers } from "../support/live";
+
+let gw: TestGateway;
+let workers: LiveWorkers;
+beforeAll(async () => {
+  gw = await startTestGateway();
+  workers = await startLiveWorkers(gw.env);
+  // The check-worker advertises its routes; wait for it so "all routes down" is known.
+  await eventually(async () => (await gw.deps.redis.get(`${gw.env.redisPrefix}:routes:number.spam`)) ?? undefined, 15_000, "routes advertised");
+});
+afterAll(async () => {
+  await workers?.stop();
+  await gw?.close();
+});
+
+const numbers = (start: number, n: number) => Array.from({ length: n }, (_, i) => `+1212555${String(start + i * 3).padStart(4, "0")}`);
+const post = (key: string, body: object) => gw.http().post("/v1/lookup").set(bearer(key)).send(body);
+
+async function account(k: TestKey) {
+  return (await gw.http().get("/v1/account").set(bearer(k.key))).body;
+}
+
+describe("live lookups are reserved, checked and settled", () => {
+  it("charges conclusive answers, releases the rest, and reconciles to the micro-dollar", async () => {
+    const k = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "live", balanceMicros: 1_000_000n });
+    const res = await post(k.key, { numbers: [...numbers(1000, 3), "not a number", "+12125551000"], emails: [], checks: ["spam", "carrier"], wait: 10 });
+    expect(res.status).toBe(200);
+    expect(res.body.livemode).toBe(true);
+    // 5 identifiers × (spam 0.002 + carrier 0.001) reserved; 3 valid unique numbers × 2 checks charged.
+    const rows = res.body.results;
+    expect(rows[0].checks.map((c: { status: string; billed: boolean }) => [c.status, c.billed])).toEqual([["ok", true], ["ok", true]]);
+    expect(rows[3].number_status).toBe("invalid");
+    expect(rows[4].number_status).toBe("duplicate");
+    const settled = await eventually(async () => {
+      const r = await reconcileAccount(gw.store.pool, k.accountId);
+      return r.reservedMicros === 0n ? r : undefined;
+    });
+    expect(settled).toMatchObject({ balanced: true, ledgerBalanceMicros: 1_000_000n - 9_000n, cachedBalanceMicros: 991_000n, openReservationsMicros: 0n });
+    expect((await account(k)).balance).toEqual({ amount: "0.991", currency: "USD" });
+  });
+
+  it("answers a repeat from the cache: marked cached and not billed", async () => {
+    const k = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "live", balanceMicros: 1_000_000n });
+    const body = { numbers: numbers(2000, 2), checks: ["carrier"], wait: 10 };
+    const first = await post(k.key, body);
+    expect(first.body.results[0].checks[0]).toMatchObject({ cached: false, billed: true });
+    const second = await post(k.key, body);
+    expect(second.body.results[0].checks[0]).toMatchObject({ status: "ok", cached: true, billed: false });
+    const r = await eventually(async () => {
+      const rec = await reconcileAccount(gw.store.pool, k.accountId);
+      return rec.reservedMicros === 0n ? rec : undefined;
+    });
+    expect(r.ledgerBalanceMicros).toBe(1_000_000n - 2_000n);
+    const usage = await gw.http().get(`/v1/usage?from=${new Date().toISOString().slice(0, 10)}&to=${new Date().toISOString().slice(0, 10)}&group_by=check`).set(bearer(k.key));
+    expect(usage.body.data).toEqual([{ service: "carrier", checks: 4, conclusive: 4, cached: 2, billed_units: 2, cost: { amount: "0.002", currency: "USD" } }]);
+  });
+
+  it("refuses with 402 insufficient_balance, never overdrawing under hundreds of concurrent requests", async () => {
+    // 0.05 USD covers exactly 5 requests of 5 numbers × number.spam (0.002).
+    const owner = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "live", balanceMicros: 50_000n });
+    const keys = [owner, ...(await Promise.all(Array.from({ length: 19 }, () => accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "live", accountId: owner.accountId }))))];
+    const requests = Array.from({ length: 200 }, (_, i) => post((keys[i % keys.length] as TestKey).key, { numbers: numbers(3000 + i * 20, 5), checks: ["spam"], wait: 0 }).then((r) => r));
+    const responses = await Promise.all(requests);
+    const accepted = responses.filter((r) => r.status === 200 || r.status === 202);
+    const refused = responses.filter((r) => r.status === 402);
+    expect(accepted).toHaveLength(5);
+    expect(refused).toHaveLength(195);
+    expect(refused[0]?.body.error).toMatchObject({ code: "insufficient_balance", retryable: false });
+    const settled = await eventually(async () => {
+      const rec = await reconcileAccount(gw.store.pool, owner.accountId);
+      return rec.reservedMicros === 0n ? rec : undefined;
+    }, 20_000);
+    expect(settled).toMatchObject({ balanced: true, ledgerBalanceMicros: 0n, cachedBalanceMicros: 0n });
+  });
+
+  it("refuses when the maximum possible cost is above max_cost, naming max_cost.amount", async () => {
+    const k = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "live" });
+    const res = await post(k.key, { numbers: numbers(4000, 3), checks: ["spam", "carrier"], max_cost: { amount: "0.0089" }, wait: 0 });
+    expect(res.status).toBe(402);
+    expect(res.body.error).toMatchObject({ code: "cost_limit_exceeded", param: "max_cost.amount" });
+    expect((await post(k.key, { numbers: numbers(4000, 3), checks: ["spam", "carrier"], max_cost: { amount: 0.009 }, wait: 0 })).status).not.toBe(402);
+    const bad = await post(k.key, { numbers: numbers(4000, 3), checks: ["spam"], max_cost: { amount: "1e3" } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.param).toBe("max_cost.amount");
+  });
+
+  it("answers 503 temporarily_unavailable, uncharged, when every route of a check is down", async () => {
+    const k = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "live" });
+    // No route serves e-mail in this fleet yet: the worker advertises it with none.
+    const res = await post(k.key, { emails: ["someone@corp.example"], checks: ["email"] });
+    expect(res.status).toBe(503);
+    expect(res.body.error).toMatchObject({ code: "temporarily_unavailable", retryable: true, param: "checks[0]" });
+    expect(Number(res.headers["retry-after"])).toBeGreaterThan(0);
+    expect((await reconcileAccount(gw.store.pool, k.accountId)).reservedMicros).toBe(0n);
+  });
+});
