@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // Load test: test-mode POST /v1/lookup (one number, number.spam) through many keys
+// (each key is rate limited to 10 a second, so 1,500 req/s needs at least 150 keys)
 // against a running fleet (`npm run up`). Creates its own account and keys.
 //
 //   node bench/lookup-load.mjs [--url http://localhost:8080] [--keys 50] [--connections 64] [--duration 20]
@@ -17,7 +18,7 @@ const { generateApiKey, hashApiKey, keyHint, DEFAULT_SCOPES } = require(path.joi
 const { values } = parseArgs({
   options: {
     url: { type: "string", default: process.env.BENCH_URL ?? `http://localhost:${process.env.PORT ?? 8080}` },
-    keys: { type: "string", default: "50" },
+    keys: { type: "string", default: "400" },
     connections: { type: "string", default: "64" },
     duration: { type: "string", default: "20" },
     workers: { type: "string", default: "0" },

@@ -106,6 +106,47 @@ describe("npm run admin", () => {
     expect(res.stderr).toContain(message);
   });
 
+  it("tops up and adjusts balances with a reason kept in the ledger, never below zero", async () => {
+    const account = createAccount("10");
+    expect(admin("balance", "topup", "--account", account, "--amount", "2.5", "--reason", "wire 7").json()).toMatchObject({ balance: { amount: "12.50" } });
+    expect(admin("balance", "adjust", "--account", account, "--amount", "-0.50", "--reason", "goodwill reversal").json()).toMatchObject({ amount: { amount: "-0.50" }, balance: { amount: "12.00" } });
+    const refused = admin("balance", "adjust", "--account", account, "--amount", "-100", "--reason", "oops");
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toContain("below zero");
+    expect(admin("balance", "topup", "--account", account, "--amount", "-1", "--reason", "x").stderr).toContain("positive amount");
+    const { rows } = await gw.store.pool.query(`SELECT kind, reason FROM ledger_transactions WHERE account_id = $1 ORDER BY created_at`, [account]);
+    expect(rows).toEqual([
+      { kind: "topup", reason: "opening balance" },
+      { kind: "topup", reason: "wire 7" },
+      { kind: "adjustment", reason: "goodwill reversal" },
+    ]);
+    expect(admin("ledger", "reconcile", "--account", account).json()).toMatchObject({ balanced: true, balance: { amount: "12.00" } });
+  });
+
+  it("sets caps, threshold, retention and switches on an account", () => {
+    const account = createAccount();
+    const out = admin("account", "set", "--account", account, "--daily-identifiers-cap", "5000", "--daily-spend-cap", "25", "--low-balance-threshold", "5", "--retention-days", "7", "--realtime", "off");
+    expect(out.json()).toMatchObject({ daily_identifiers_cap: 5000, daily_spend_cap: { amount: "25.00" }, low_balance_threshold: { amount: "5.00" }, retention_days: 7, realtime_enabled: false });
+    expect(admin("account", "set", "--account", account, "--daily-spend-cap", "none").json()).toMatchObject({ daily_spend_cap: null, daily_identifiers_cap: 5000 });
+    expect(admin("account", "set", "--account", account).stderr).toContain("nothing to change");
+    expect(admin("account", "set", "--account", account, "--retention-days", "0").stderr).toContain("--retention-days must be");
+    expect(admin("account", "set", "--account", account, "--realtime", "maybe").stderr).toContain("on or off");
+  });
+
+  it("sets prices, for everyone or per account, and switches checks per account", async () => {
+    const account = createAccount();
+    const key = admin("key", "create", "--account", account, "--mode", "test").json().key as string;
+    expect(admin("price", "set", "--check", "spam", "--account", account, "--amount", "0.0015").json()).toMatchObject({ check: "number.spam", live: { amount: "0.0015" }, override: true });
+    expect(admin("check", "enable", "--account", account, "--check", "hlr").json()).toMatchObject({ check: "number.hlr", enabled: true });
+    const catalog = (await gw.http().get("/v1/services").set(bearer(key))).body.data;
+    expect(catalog.find((s: { code: string }) => s.code === "number.spam").prices.live.amount).toBe("0.0015");
+    expect(catalog.map((s: { code: string }) => s.code)).toContain("number.hlr");
+    expect(admin("price", "set", "--check", "spam", "--account", account, "--amount", "default").json()).toMatchObject({ live: null, override: false });
+    expect(admin("price", "set", "--check", "telepathy", "--amount", "1").stderr).toContain('unknown check "telepathy"');
+    expect(admin("price", "set", "--check", "carrier", "--amount", "lots").stderr).toContain("--amount must be");
+    expect(admin("check", "disable", "--account", account, "--check", "carrier").json()).toMatchObject({ enabled: false });
+  });
+
   it("refuses to start without the server secret", () => {
     const res = spawnSync(process.execPath, [CLI, "account", "create", "--name", "X", "--balance", "1"], {
       cwd: "/",

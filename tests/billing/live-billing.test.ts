@@ -1,4 +1,6 @@
-import { reconcileAccount } from "@svc/store";
+import { spawnSync } from "node:child_process";
+import path from "node:path";
+import { listEvents, reconcileAccount } from "@svc/store";
 import { accountWithKey, bearer, type TestKey } from "../support/fixtures";
 import { startTestGateway, type TestGateway } from "../support/gateway";
 import { eventually, startLiveWorkers, type LiveWorkers } from "../support/live";
@@ -95,5 +97,63 @@ describe("live lookups are reserved, checked and settled", () => {
     expect(res.body.error).toMatchObject({ code: "temporarily_unavailable", retryable: true, param: "checks[0]" });
     expect(Number(res.headers["retry-after"])).toBeGreaterThan(0);
     expect((await reconcileAccount(gw.store.pool, k.accountId)).reservedMicros).toBe(0n);
+  });
+});
+
+describe("balance.low and usage against the ledger", () => {
+  const admin = (...args: string[]) => {
+    const res = spawnSync(process.execPath, [path.resolve(__dirname, "../../packages/admin/dist/cli.js"), ...args], {
+      cwd: "/",
+      env: { PATH: process.env.PATH ?? "", DATABASE_URL: gw.env.databaseUrl, KEY_HASH_SECRET: gw.env.keyHashSecret },
+      encoding: "utf8",
+    });
+    expect(res.stderr).toBe("");
+    return JSON.parse(res.stdout);
+  };
+  const settledAll = (accountId: string) =>
+    eventually(async () => ((await reconcileAccount(gw.store.pool, accountId)).reservedMicros === 0n ? true : undefined), 10_000, "settled");
+
+  it("records balance.low once per crossing, re-armed by a top-up or a new threshold", async () => {
+    const k = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "live", balanceMicros: 1_000_000n });
+    admin("account", "set", "--account", k.accountId, "--low-balance-threshold", "0.999");
+    await post(k.key, { numbers: numbers(5000, 3), checks: ["spam"], wait: 10 });
+    await settledAll(k.accountId);
+    await post(k.key, { numbers: numbers(5100, 3), checks: ["spam"], wait: 10 });
+    await settledAll(k.accountId);
+    let events = await listEvents(gw.store.pool, k.accountId, "balance.low");
+    expect(events).toHaveLength(1);
+    expect(events[0]?.data).toEqual({ object: "account", balance: { amount: "0.994", currency: "USD" }, threshold: { amount: "0.999", currency: "USD" } });
+    expect(events[0]?.livemode).toBe(true);
+
+    const topup = admin("balance", "topup", "--account", k.accountId, "--amount", "1", "--reason", "invoice 42");
+    expect(topup).toMatchObject({ object: "balance_change", kind: "topup", amount: { amount: "1.00" }, balance: { amount: "1.988" }, reason: "invoice 42" });
+    admin("account", "set", "--account", k.accountId, "--low-balance-threshold", "1.99");
+    await post(k.key, { numbers: numbers(5200, 1), checks: ["spam"], wait: 10 });
+    await settledAll(k.accountId);
+    events = await listEvents(gw.store.pool, k.accountId, "balance.low");
+    expect(events).toHaveLength(2);
+
+    const reconciliation = admin("ledger", "reconcile", "--account", k.accountId);
+    expect(reconciliation).toMatchObject({ balanced: true, balance: { amount: "1.986" }, ledger_balance: { amount: "1.986" }, reserved: { amount: "0.00" } });
+    expect(reconciliation.by_kind).toMatchObject({ topup: { transactions: 2, amount: { amount: "2.00" } }, charge: { transactions: 3, amount: { amount: "-0.014" } } });
+  });
+
+  it("reports usage whose cost equals what the ledger charged", async () => {
+    const k = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "live", balanceMicros: 1_000_000n });
+    await post(k.key, { numbers: [...numbers(6000, 4), "+12125556000"], checks: ["spam", "carrier"], wait: 10 });
+    await post(k.key, { numbers: numbers(6000, 2), checks: ["carrier"], wait: 10 });
+    await settledAll(k.accountId);
+    const today = new Date().toISOString().slice(0, 10);
+    const usage = (await gw.http().get(`/v1/usage?from=${today}&to=${today}&group_by=check`).set(bearer(k.key))).body;
+    const { rows } = await gw.store.pool.query<{ charged: bigint; units: number }>(
+      `SELECT COALESCE(-sum(e.amount_micros), 0)::bigint AS charged,
+              (SELECT count(*)::int FROM settlements s JOIN reservations r ON r.id = s.reservation_id WHERE r.account_id = $1 AND s.outcome = 'charged') AS units
+       FROM ledger_entries e JOIN ledger_transactions t ON t.id = e.transaction_id
+       WHERE t.account_id = $1 AND t.kind = 'charge' AND e.book = 'balance'`,
+      [k.accountId],
+    );
+    expect(usage.totals.cost.amount).toBe((Number(rows[0]?.charged) / 1e6).toFixed(3));
+    expect(usage.totals.billed_units).toBe(rows[0]?.units);
+    expect(usage.totals).toMatchObject({ checks: 12, cached: 2, billed_units: 8 });
   });
 });

@@ -3,6 +3,12 @@ import path from "node:path";
 import { serviceEnv, type TestEnv } from "./env";
 
 const ROOT = path.resolve(__dirname, "..", "..");
+
+/** Children still running when the test process exits are killed, and never keep it alive. */
+const running = new Set<ChildProcess>();
+process.on("exit", () => {
+  for (const child of running) child.kill("SIGKILL");
+});
 export type ServiceName = "gateway" | "check-worker" | "billing-ledger" | "webhook-dispatcher";
 
 export type RunningService = {
@@ -26,6 +32,11 @@ export async function startService(name: ServiceName, env: TestEnv, extra: Recor
     env: { PATH: process.env.PATH ?? "", ...serviceEnv(env, { LOG_LEVEL: "info", ...extra }) },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  running.add(child);
+  child.on("exit", () => running.delete(child));
+  child.unref();
+  (child.stdout as unknown as { unref?: () => void } | null)?.unref?.();
+  (child.stderr as unknown as { unref?: () => void } | null)?.unref?.();
   let out = "";
   child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
   child.stderr?.on("data", (d: Buffer) => (out += d.toString()));

@@ -3,7 +3,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import request from "supertest";
 import { createLogger } from "@svc/runtime";
-import { createStore, type Store } from "@svc/store";
+import { createStore, KeyedSemaphore, type Store } from "@svc/store";
 import { CompletionWaiter, createRedis, Producer, waitForRedis } from "@svc/queues";
 import { createApp } from "../../services/gateway/src/app";
 import { CacheInvalidator, createCaches } from "../../services/gateway/src/cache/caches";
@@ -45,7 +45,7 @@ export async function startTestGateway(options: { env?: TestEnv; config?: Record
   const invalidator = new CacheInvalidator(env.databaseUrl, caches, logger);
   await invalidator.start();
   let fixedNow: Date | null = null;
-  const deps: Deps = { config, logger, store, redis, producer, waiter, caches, now: () => fixedNow ?? new Date() };
+  const deps: Deps = { config, logger, store, redis, producer, waiter, caches, accountTurns: new KeyedSemaphore(config.ACCOUNT_CONCURRENCY), now: () => fixedNow ?? new Date() };
   // Listen first so the app is built knowing its real base URL (poll URLs, doc links).
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, options.host ?? "127.0.0.1", resolve));

@@ -10,10 +10,7 @@ export type LiveWorkers = { sim: Simulator; checkWorker: RunningService; ledger:
  */
 export async function startLiveWorkers(env: TestEnv, extra: Record<string, string> = {}): Promise<LiveWorkers> {
   const sim = await startSimulator();
-  const [checkWorker, ledger] = await Promise.all([
-    startService("check-worker", env, { VENDOR_PRIMARY_URL: sim.url, VENDOR_PRIMARY_KEY: "sim-key", SWEEP_INTERVAL_MS: "500", ...extra }),
-    startService("billing-ledger", env, { SWEEP_INTERVAL_MS: "500", ...extra }),
-  ]);
+  const [checkWorker, ledger] = await Promise.all([startCheckWorker(env, sim, extra), startService("billing-ledger", env, { SWEEP_INTERVAL_MS: "500", ...extra })]);
   return {
     sim,
     checkWorker,
@@ -23,6 +20,11 @@ export async function startLiveWorkers(env: TestEnv, extra: Record<string, strin
       await sim.close();
     },
   };
+}
+
+/** A check-worker alone (no ledger: settlements stay queued), pointed at `sim`. */
+export function startCheckWorker(env: TestEnv, sim: Simulator, extra: Record<string, string> = {}): Promise<RunningService> {
+  return startService("check-worker", env, { VENDOR_PRIMARY_URL: sim.url, VENDOR_PRIMARY_KEY: "sim-key", SWEEP_INTERVAL_MS: "500", ...extra });
 }
 
 /** Polls until `probe` returns a value (for effects of other processes), or fails after `timeoutMs`. */

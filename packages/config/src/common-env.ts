@@ -16,3 +16,14 @@ export const commonEnv = {
 
 const commonSchema = Type.Object(commonEnv);
 export type CommonEnv = Static<typeof commonSchema>;
+
+/** Settings every queue-consuming service reads. */
+export const workerEnv = (defaultConcurrency: number) => ({
+  /** Jobs processed at once by this replica. */
+  CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: defaultConcurrency }),
+  /**
+   * How long a job stays locked to this worker without renewal. A worker that dies
+   * mid-job (SIGKILL, OOM) has its job handed to another after this long.
+   */
+  JOB_LOCK_MS: Type.Integer({ minimum: 1_000, maximum: 600_000, default: 30_000 }),
+});

@@ -19,7 +19,7 @@ export type PeriodicTask = { name: string; everyMs: number; run: (ctx: WorkerCon
 export type WorkerServiceOptions<Q extends QueueName> = {
   name: string;
   queue: Q;
-  config: CommonEnv & { CONCURRENCY: number };
+  config: CommonEnv & { CONCURRENCY: number; JOB_LOCK_MS: number };
   handlers: (ctx: WorkerContext) => Handlers<Q>;
   periodic?: PeriodicTask[];
 };
@@ -48,6 +48,7 @@ export async function runWorkerService<Q extends QueueName>(opts: WorkerServiceO
     connection: blocking,
     prefix: config.REDIS_PREFIX,
     concurrency: config.CONCURRENCY,
+    lockDurationMs: config.JOB_LOCK_MS,
     onError: (err) => logger.error({ err }, "worker error"),
   });
   worker.on("failed", (job, err) => logger.warn({ jobId: job?.id, job: job?.name, attempts: job?.attemptsMade, err }, "job failed"));

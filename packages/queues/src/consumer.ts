@@ -35,6 +35,8 @@ export function createConsumer<Q extends QueueName>(
       concurrency: options.concurrency,
       autorun: false,
       lockDuration: options.lockDurationMs ?? 30_000,
+      // Look for jobs of dead workers as often as their locks can expire.
+      stalledInterval: Math.min(30_000, options.lockDurationMs ?? 30_000),
       maxStalledCount: 10,
     },
   );

@@ -12,3 +12,4 @@ export * from "./reservations";
 export * from "./settlement";
 export * from "./answer-cache";
 export * from "./usage";
+export * from "./keyed-semaphore";

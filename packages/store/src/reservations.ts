@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { newId, type UnitPrices } from "@svc/domain";
+import type { KeyedSemaphore } from "./keyed-semaphore";
 
 export type ReservationRefusal = "insufficient_balance" | "daily_identifiers_cap" | "account_daily_spend_cap" | "key_daily_spend_cap";
 
@@ -23,9 +24,19 @@ export type ReserveInput = {
  * Each check-and-add is one conditional UPDATE on the key's and the account's row,
  * so concurrent requests serialise on the row lock and can never overdraw the
  * balance or pass a cap together. The caller rolls back on refusal.
+ *
+ * Call it last before COMMIT: the account row of a busy account is the one hot
+ * spot, and its lock is held from the UPDATE until the commit, so everything else
+ * the transaction writes should already be written.
  */
-export async function reserve(client: pg.PoolClient, r: ReserveInput): Promise<{ ok: true; reservationId: string } | { ok: false; reason: ReservationRefusal }> {
+export async function reserve(client: pg.PoolClient, r: ReserveInput & { reservationId?: string }): Promise<{ ok: true; reservationId: string } | { ok: false; reason: ReservationRefusal }> {
   const amount = r.amountMicros.toString();
+  const reservationId = r.reservationId ?? newId("reservation");
+  await client.query(
+    `INSERT INTO reservations (id, account_id, api_key_id, lookup_id, job_id, amount_micros, unit_prices, day, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8::date, $9)`,
+    [reservationId, r.accountId, r.apiKeyId, r.lookupId ?? null, r.jobId ?? null, amount, JSON.stringify(r.unitPrices), r.day, r.expiresAt],
+  );
   if (r.keyHasCap) {
     const key = await client.query(
       `UPDATE api_keys SET counter_day = $2::date,
@@ -50,12 +61,6 @@ export async function reserve(client: pg.PoolClient, r: ReserveInput): Promise<{
     [r.accountId, r.day, amount, r.identifiers],
   );
   if (account.rowCount === 0) return { ok: false, reason: await whyRefused(client, r) };
-  const reservationId = newId("reservation");
-  await client.query(
-    `INSERT INTO reservations (id, account_id, api_key_id, lookup_id, job_id, amount_micros, unit_prices, day, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8::date, $9)`,
-    [reservationId, r.accountId, r.apiKeyId, r.lookupId ?? null, r.jobId ?? null, amount, JSON.stringify(r.unitPrices), r.day, r.expiresAt],
-  );
   return { ok: true, reservationId };
 }
 
@@ -94,4 +99,34 @@ export async function markCapReached(
         : ["api_keys", "spend_cap_notified_on", ids.apiKeyId];
   const r = await client.query(`UPDATE ${table} SET ${column} = $2::date WHERE id = $1 AND ${column} IS DISTINCT FROM $2::date`, [id, day]);
   return r.rowCount === 1;
+}
+
+/**
+ * One request's transaction: `write` stores the request (lookup, job), then the
+ * reservation is taken and committed while holding this process's turn on the
+ * account, so the row lock is held for one UPDATE and the COMMIT, with at most one
+ * waiter per process. Rolls back everything on refusal or error.
+ */
+export async function reserveAndCommit(
+  pool: pg.Pool,
+  turns: KeyedSemaphore,
+  input: ReserveInput & { reservationId: string },
+  write: (client: pg.PoolClient) => Promise<void>,
+): Promise<{ ok: true; reservationId: string } | { ok: false; reason: ReservationRefusal }> {
+  const client = await pool.connect();
+  let open = false;
+  try {
+    await client.query("BEGIN");
+    open = true;
+    await write(client);
+    return await turns.run(input.accountId, async () => {
+      const r = await reserve(client, input);
+      await client.query(r.ok ? "COMMIT" : "ROLLBACK");
+      open = false;
+      return r;
+    });
+  } finally {
+    if (open) await client.query("ROLLBACK").catch(() => undefined);
+    client.release();
+  }
 }

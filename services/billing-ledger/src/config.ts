@@ -1,8 +1,8 @@
-import { commonEnv, loadConfig, Type } from "@svc/config";
+import { commonEnv, loadConfig, Type, workerEnv } from "@svc/config";
 
 export const Env = Type.Object({
   ...commonEnv,
-  CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 20 }),
+  ...workerEnv(20),
   /** How often open reservations are checked for finished or abandoned work. */
   SWEEP_INTERVAL_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 5_000 }),
 });

@@ -1,9 +1,8 @@
-import { commonEnv, loadConfig, Type } from "@svc/config";
+import { commonEnv, loadConfig, Type, workerEnv } from "@svc/config";
 
 export const CheckWorkerEnv = Type.Object({
   ...commonEnv,
-  /** Jobs processed at once by this replica (each mostly waits on data sources). */
-  CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 50 }),
+  ...workerEnv(50),
   /** How often to sweep Postgres for work whose queue message was lost. */
   SWEEP_INTERVAL_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 2_000 }),
   /** Keys the identifier hashes of the answer cache, so cached rows cannot be reversed by enumeration. */

@@ -19,6 +19,12 @@ export const GatewayEnv = Type.Object({
    * keep 1 and scale replicas; on a single machine, one per core.
    */
   WEB_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 1 }),
+  /**
+   * Reservation transactions one gateway process runs at once against one account
+   * row; more wait in memory. 2-4 gives the most reservations per second on a hot
+   * account (BENCHMARKS.md).
+   */
+  ACCOUNT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 3 }),
   /** Longest a request may hold for `wait` (the spec allows 30 s). */
   MAX_WAIT_SECONDS: Type.Integer({ minimum: 0, maximum: 30, default: 30 }),
 });

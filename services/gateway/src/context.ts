@@ -1,6 +1,6 @@
 import type { Logger } from "@svc/runtime";
 import type { KeyMode, Scope } from "@svc/domain";
-import type { Store } from "@svc/store";
+import type { KeyedSemaphore, Store } from "@svc/store";
 import type { CompletionWaiter, Producer } from "@svc/queues";
 import type { Redis } from "ioredis";
 import type { GatewayCaches } from "./cache/caches";
@@ -16,6 +16,8 @@ export type Deps = {
   waiter: CompletionWaiter;
   /** Key records and check offers, invalidated by Postgres notifications. */
   caches: GatewayCaches;
+  /** This process's turns on each account row for reservations (see reserveAndCommit). */
+  accountTurns: KeyedSemaphore;
   /** Injectable clock (tests move time; production uses the wall clock). */
   now: () => Date;
 };

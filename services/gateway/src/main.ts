@@ -2,7 +2,7 @@ import cluster from "node:cluster";
 import { createServer } from "node:http";
 import { loadDotEnv } from "@svc/config";
 import { createLogger, ShutdownManager } from "@svc/runtime";
-import { createStore } from "@svc/store";
+import { createStore, KeyedSemaphore } from "@svc/store";
 import { CompletionWaiter, createRedis, Producer, waitForRedis } from "@svc/queues";
 import { createApp } from "./app";
 import { CacheInvalidator, createCaches } from "./cache/caches";
@@ -36,7 +36,7 @@ async function main(): Promise<void> {
   const invalidator = new CacheInvalidator(config.DATABASE_URL, caches, logger);
   await invalidator.start();
 
-  const deps: Deps = { config, logger, store, redis, producer, waiter, caches, now: () => new Date() };
+  const deps: Deps = { config, logger, store, redis, producer, waiter, caches, accountTurns: new KeyedSemaphore(config.ACCOUNT_CONCURRENCY), now: () => new Date() };
   const server = createServer();
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;

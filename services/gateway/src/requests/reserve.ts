@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { ApiError } from "@svc/contract";
-import { maxCostMicros, money, parseAmount, toUnitPrices, type CheckCode, type InputKind } from "@svc/domain";
-import { markCapReached, recordEvent, reserve, withTransaction, type ReservationRefusal } from "@svc/store";
+import { maxCostMicros, money, newId, parseAmount, toUnitPrices, type CheckCode, type InputKind } from "@svc/domain";
+import { markCapReached, recordEvent, reserveAndCommit, withTransaction, type ReservationRefusal } from "@svc/store";
 import { offersFor } from "../cache/offers";
 import type { Caller, Deps } from "../context";
 import { secondsUntilUtcMidnight, utcDay } from "../time";
@@ -74,8 +74,8 @@ async function refusal(deps: Deps, caller: Caller, reason: ReservationRefusal, d
 }
 
 /**
- * Reserves the quote and runs `store` in the same transaction, so a lookup or job
- * exists exactly when its money is held. Refusals roll everything back.
+ * Stores the request with `store` and reserves the quote in the same transaction,
+ * so a lookup or job exists exactly when its money is held. Refusals roll back.
  */
 export async function reserveAndStore(
   deps: Deps,
@@ -86,8 +86,12 @@ export async function reserveAndStore(
   store: (client: pg.PoolClient, reservationId: string) => Promise<void>,
 ): Promise<string> {
   const day = utcDay(deps.now());
-  const outcome = await withTransaction(deps.store.pool, async (client) => {
-    const r = await reserve(client, {
+  const reservationId = newId("reservation");
+  const r = await reserveAndCommit(
+    deps.store.pool,
+    deps.accountTurns,
+    {
+      reservationId,
       accountId: caller.accountId,
       apiKeyId: caller.keyId,
       keyHasCap: caller.dailySpendCapMicros !== null,
@@ -96,19 +100,9 @@ export async function reserveAndStore(
       day,
       unitPrices: q.unitPrices,
       ...target,
-    });
-    if (!r.ok) throw new RefusedReservation(r.reason);
-    await store(client, r.reservationId);
-    return r.reservationId;
-  }).catch(async (err) => {
-    if (err instanceof RefusedReservation) throw await refusal(deps, caller, err.reason, day);
-    throw err;
-  });
-  return outcome;
-}
-
-class RefusedReservation extends Error {
-  constructor(readonly reason: ReservationRefusal) {
-    super(reason);
-  }
+    },
+    (client) => store(client, reservationId),
+  );
+  if (!r.ok) throw await refusal(deps, caller, r.reason, day);
+  return reservationId;
 }
