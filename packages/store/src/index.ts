@@ -13,3 +13,4 @@ export * from "./settlement";
 export * from "./answer-cache";
 export * from "./usage";
 export * from "./keyed-semaphore";
+export * from "./retention";

@@ -1,7 +1,7 @@
 import { loadDotEnv } from "@svc/config";
 import { QUEUES } from "@svc/queues";
 import { runWorkerService, startService, type WorkerContext } from "@svc/core";
-import { stalePendingLiveLookups } from "@svc/store";
+import { purgeExpired, stalePendingLiveLookups } from "@svc/store";
 import type { CheckRunner } from "@svc/sources";
 import { loadCheckWorkerConfig } from "./config";
 import { runLiveLookup } from "./live-lookups";
@@ -22,6 +22,12 @@ async function reconcileLiveLookups(ctx: WorkerContext): Promise<void> {
   }
 }
 
+/** Deletes lookups, job results, cache entries and usage past their retention (reads already 404). */
+async function purgeRetention(ctx: WorkerContext): Promise<void> {
+  const counts = await purgeExpired(ctx.store.pool, ctx.now());
+  if (Object.values(counts).some((n) => n > 0)) ctx.logger.info(counts, "purged past retention");
+}
+
 /** The check-worker: consumes the `checks` queue and runs checks against data sources. */
 startService("check-worker", async () => {
   loadDotEnv();
@@ -40,6 +46,7 @@ startService("check-worker", async () => {
       { name: "advertise routes", everyMs: 10_000, run: (ctx) => runnerFor(ctx).advertise(30_000) },
       { name: "sweep due test lookups", everyMs: config.SWEEP_INTERVAL_MS, run: sweepDueTestLookups },
       { name: "reconcile live lookups", everyMs: Math.max(config.SWEEP_INTERVAL_MS, 5_000), run: reconcileLiveLookups },
+      { name: "purge past retention", everyMs: config.PURGE_INTERVAL_MS, run: purgeRetention },
     ],
   });
 });

@@ -1,0 +1,34 @@
+import type { Sql } from "./db";
+
+export type PurgeCounts = { lookups: number; jobs: number; cache: number; idempotency: number; usage: number };
+
+/**
+ * Deletes what has passed its retention period, in small batches so it never holds
+ * long locks: lookups (with their rows), finished jobs' rows, expired cache entries
+ * and idempotency records, and usage days older than the account's retention.
+ * Safe to run from every replica at once (SKIP LOCKED).
+ */
+export async function purgeExpired(sql: Sql, now: Date, batch = 1_000): Promise<PurgeCounts> {
+  const lookups = await sql.query(
+    `DELETE FROM lookups WHERE id IN (SELECT id FROM lookups WHERE expires_at <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+    [now, batch],
+  );
+  const jobs = await sql.query(
+    `DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE expires_at <= $1 AND status IN ('completed', 'failed', 'cancelled') LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+    [now, batch],
+  );
+  const cache = await sql.query(
+    `DELETE FROM check_cache WHERE (check_code, identifier_hash) IN (SELECT check_code, identifier_hash FROM check_cache WHERE expires_at <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+    [now, batch * 10],
+  );
+  const idempotency = await sql.query(
+    `DELETE FROM idempotency_records WHERE (account_id, key) IN (SELECT account_id, key FROM idempotency_records WHERE expires_at <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+    [now, batch * 10],
+  );
+  const usage = await sql.query(
+    `DELETE FROM daily_usage d USING accounts a
+     WHERE a.id = d.account_id AND d.day < ($1::timestamptz AT TIME ZONE 'UTC')::date - a.retention_days`,
+    [now],
+  );
+  return { lookups: lookups.rowCount ?? 0, jobs: jobs.rowCount ?? 0, cache: cache.rowCount ?? 0, idempotency: idempotency.rowCount ?? 0, usage: usage.rowCount ?? 0 };
+}
