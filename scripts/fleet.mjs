@@ -10,13 +10,23 @@ ensureDotEnv();
 const port = process.env.PORT ?? "8080";
 const baseUrl = process.env.PUBLIC_BASE_URL ?? `http://localhost:${port}`;
 const SERVICES = ["gateway", "check-worker", "billing-ledger", "webhook-dispatcher"];
+// Locally, live vendor checks (whatsapp, signal.registered, number.hlr) go to the
+// vendor simulator unless a real vendor is configured.
+const runSimulator = !process.env.VENDOR_PRIMARY_URL;
+if (runSimulator) {
+  process.env.VENDOR_PRIMARY_URL = `http://127.0.0.1:${process.env.SIM_PORT ?? 9090}`;
+  process.env.VENDOR_PRIMARY_KEY = process.env.SIM_API_KEY ?? "sim-key";
+}
 // One gateway process per core (at most 4) unless WEB_CONCURRENCY says otherwise.
 process.env.WEB_CONCURRENCY ??= String(Math.min(4, os.availableParallelism()));
 const children = new Map();
 let stopping = false;
 
-for (const name of SERVICES) {
-  const child = spawn(process.execPath, [path.join(ROOT, "services", name, "dist", "main.js")], {
+const PROGRAMS = Object.fromEntries(SERVICES.map((name) => [name, path.join("services", name, "dist", "main.js")]));
+if (runSimulator) PROGRAMS["vendor-simulator"] = path.join("packages", "vendor-simulator", "dist", "main.js");
+
+for (const [name, program] of Object.entries(PROGRAMS)) {
+  const child = spawn(process.execPath, [path.join(ROOT, program)], {
     cwd: ROOT,
     env: { ...process.env, PORT: port },
     stdio: ["ignore", "pipe", "pipe"],
@@ -53,7 +63,9 @@ function announce() {
                                        npm run admin -- key create --account <acct_id> --mode test
     Try:           curl -s ${baseUrl}/v1/lookup -H "Authorization: Bearer <key>" -H "Content-Type: application/json" \\
                      -d '{"numbers":["+12025550101"],"checks":["spam"]}'
-  Ctrl-C stops all four services gracefully.
+  Live vendor checks go to ${runSimulator ? "the local vendor simulator (set VENDOR_PRIMARY_URL for a real vendor)" : process.env.VENDOR_PRIMARY_URL}.
+  Live e-mail checks need SMTP_HELO_NAME and SMTP_MAIL_FROM (see README); until then they answer 503.
+  Ctrl-C stops all services gracefully.
 `);
 }
 

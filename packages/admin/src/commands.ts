@@ -7,6 +7,7 @@ import { accountSet } from "./commands/account-set";
 import { balanceChange } from "./commands/balance";
 import { checkSwitch, priceSet } from "./commands/prices";
 import { ledgerReconcile } from "./commands/reconcile";
+import { spamImport } from "./commands/spam-import";
 
 export { CliError };
 
@@ -24,6 +25,7 @@ const COMMANDS: Record<string, Command> = {
   "check enable": checkSwitch(true),
   "check disable": checkSwitch(false),
   "ledger reconcile": ledgerReconcile,
+  "spam import": spamImport,
 };
 
 export const USAGE = `usage: npm run admin -- <command> [--flags]
@@ -37,6 +39,8 @@ export const USAGE = `usage: npm run admin -- <command> [--flags]
   price set --check CODE --amount AMOUNT [--account ID]      (--amount default with --account removes an override)
   check enable|disable --account ID --check CODE
   ledger reconcile --account ID
+  spam import --source ftc|fcc|regulator|community|unassigned --file PATH [--format csv|tsv] [--country US|CA|DE]
+                           (--country: national numbers of regulator/community/unassigned files; see docs/spam-importers.md)
 Amounts are US dollars, e.g. 25 or 12.50.`;
 
 export async function runCommand(argv: string[], ctx: CliContext): Promise<Record<string, unknown>> {

@@ -9,10 +9,15 @@ export type SpamEvidence = {
   voipRange: boolean;
 };
 
+/**
+ * Points per signal class. A regulator action alone reaches `high` (75); government
+ * complaints (up to 40) or community reports (up to 35) alone never do, but many of
+ * both together can (75); an "offered as unassigned" listing adds 20.
+ */
 const POINTS = {
-  regulator: () => 60,
-  government: (n: number) => Math.min(35, 15 + Math.round(5 * Math.log2(n))),
-  community: (n: number) => Math.min(25, 8 + Math.round(4 * Math.log2(n))),
+  regulator: () => 75,
+  government: (n: number) => Math.min(40, 15 + Math.round(5 * Math.log2(n))),
+  community: (n: number) => Math.min(35, 8 + Math.round(4 * Math.log2(n))),
   unassigned: () => 20,
 } satisfies Record<SignalClass, (n: number) => number>;
 

@@ -5,3 +5,4 @@ export * from "./availability";
 export * from "./vendor-http";
 export * from "./spam-reports";
 export * from "./carrier-offline";
+export * from "./email";

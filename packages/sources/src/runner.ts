@@ -41,27 +41,83 @@ export class CheckRunner {
     return (this.routes.get(check) ?? []).map((r) => r.source.route);
   }
 
+  /**
+   * Answers many identifiers for one check. Batching sources get one call per batch
+   * per route; a failed batch moves on to the next route as a whole. Whatever no
+   * route could answer is `unknown`.
+   */
+  async runMany(check: CheckCode, ids: readonly Identifier[]): Promise<Answer[]> {
+    const answers: Array<Answer | undefined> = new Array(ids.length);
+    let open = ids.map((_, i) => i);
+    for (const route of this.routes.get(check) ?? []) {
+      if (open.length === 0) break;
+      const lookupMany = route.source.lookupMany?.bind(route.source);
+      if (!lookupMany) {
+        await Promise.all(
+          open.map(async (i) => {
+            answers[i] = await this.runOn(route, ids[i] as Identifier);
+          }),
+        );
+        open = open.filter((i) => answers[i] === undefined);
+        continue;
+      }
+      const size = route.source.maxBatch ?? 100;
+      const batches: number[][] = [];
+      for (let b = 0; b < open.length; b += size) batches.push(open.slice(b, b + size));
+      const failed: number[] = [];
+      await Promise.all(
+        batches.map(async (batch) => {
+          if (!route.breaker.allow()) {
+            failed.push(...batch);
+            return;
+          }
+          try {
+            const got = await this.withRetries(route, (signal) => lookupMany(batch.map((i) => ids[i] as Identifier), signal));
+            route.breaker.success();
+            batch.forEach((i, j) => {
+              answers[i] = got[j] ?? UNKNOWN;
+            });
+          } catch (err) {
+            route.breaker.failure();
+            this.onError(route.source.route, err);
+            failed.push(...batch);
+          }
+        }),
+      );
+      open = failed.sort((a, b) => a - b);
+    }
+    return Array.from(answers, (a) => a ?? UNKNOWN); // not .map: it skips the holes of unanswered slots
+  }
+
+  /** One identifier on one route; undefined when the route could not answer. */
+  private async runOn(route: Route, id: Identifier): Promise<Answer | undefined> {
+    if (!route.breaker.allow()) return undefined;
+    try {
+      const answer = await this.withRetries(route, (signal) => route.source.lookup(id, signal));
+      route.breaker.success();
+      return answer;
+    } catch (err) {
+      route.breaker.failure();
+      this.onError(route.source.route, err);
+      return undefined;
+    }
+  }
+
   async run(check: CheckCode, id: Identifier): Promise<Answer> {
     for (const route of this.routes.get(check) ?? []) {
-      if (!route.breaker.allow()) continue;
-      try {
-        const answer = await this.attempt(route, id);
-        route.breaker.success();
-        return answer;
-      } catch (err) {
-        route.breaker.failure();
-        this.onError(route.source.route, err);
-      }
+      const answer = await this.runOn(route, id);
+      if (answer) return answer;
     }
     return UNKNOWN;
   }
 
-  private async attempt(route: Route, id: Identifier): Promise<Answer> {
+  /** A call with the route's concurrency limit and timeout, retried with backoff and jitter. */
+  private async withRetries<T>(route: Route, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
     let lastError: unknown;
     for (let attempt = 0; attempt <= route.limits.retries; attempt += 1) {
       if (attempt > 0) await sleep(Math.min(2_000, 50 * 2 ** attempt) * (0.5 + Math.random() / 2));
       try {
-        return await route.semaphore.run(() => route.source.lookup(id, AbortSignal.timeout(route.limits.timeoutMs)));
+        return await route.semaphore.run(() => call(AbortSignal.timeout(route.limits.timeoutMs)));
       } catch (err) {
         lastError = err;
         const retryable = err instanceof SourceError ? err.retryable : true;

@@ -13,6 +13,14 @@ export interface Source {
   readonly route: string;
   readonly check: CheckCode;
   lookup(id: Identifier, signal: AbortSignal): Promise<Answer>;
+  /**
+   * Optional: answers many identifiers in one call (one answer per identifier, in
+   * order). Sources behind a network hop should offer it: one request per batch is
+   * far cheaper than one per identifier.
+   */
+  lookupMany?(ids: readonly Identifier[], signal: AbortSignal): Promise<Answer[]>;
+  /** Largest batch `lookupMany` accepts. */
+  readonly maxBatch?: number;
 }
 
 export type RouteLimits = { timeoutMs: number; concurrency: number; retries: number };

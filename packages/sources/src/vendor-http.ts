@@ -1,59 +1,59 @@
+import http from "node:http";
+import https from "node:https";
 import type { Answer, CheckCode } from "@svc/domain";
+import { postJson } from "./http-json";
 import { SourceError, type Identifier, type Source } from "./types";
 
 type VendorService = "whatsapp" | "signal" | "hlr";
 const SERVICE: Partial<Record<CheckCode, VendorService>> = { whatsapp: "whatsapp", "signal.registered": "signal", "number.hlr": "hlr" };
 
 type VendorResponse = {
+  number?: string;
   result?: string;
   business?: boolean;
   hlr?: { status?: string; ported?: boolean; roaming?: boolean; network?: string | null; mcc_mnc?: string | null; country?: string | null };
 };
 
+const INVALID: Answer = { status: "invalid", registered: null, attributes: null };
+
 /**
- * A vendor behind the HTTP contract in docs/vendor-contract.md. Only the E.164
- * number is sent. 429, 5xx, timeouts and connection errors are retryable; other
- * 4xx are not (and mark the route failed).
+ * A vendor behind the HTTP contract in docs/vendor-contract.md, asked in batches of
+ * up to 100 numbers. Only E.164 numbers are sent. Connections are kept alive and
+ * bounded by `maxSockets`.
  */
 export class VendorHttpSource implements Source {
+  readonly maxBatch = 100;
+  private readonly agent: http.Agent;
+  private readonly batchUrl: URL;
+
   constructor(
     readonly route: string,
     readonly check: CheckCode,
-    private readonly baseUrl: string,
+    baseUrl: string,
     private readonly apiKey: string,
+    maxSockets = 64,
   ) {
     if (!SERVICE[check]) throw new Error(`the vendor contract has no service for ${check}`);
+    this.batchUrl = new URL("/v1/lookups/batch", baseUrl);
+    const Agent = this.batchUrl.protocol === "https:" ? https.Agent : http.Agent;
+    this.agent = new Agent({ keepAlive: true, maxSockets });
   }
 
   async lookup(id: Identifier, signal: AbortSignal): Promise<Answer> {
-    if (!id.e164) return { status: "invalid", registered: null, attributes: null };
-    let res: Response;
-    try {
-      res = await fetch(`${this.baseUrl}/v1/lookups`, {
-        method: "POST",
-        headers: { "content-type": "application/json", authorization: `Bearer ${this.apiKey}` },
-        body: JSON.stringify({ service: SERVICE[this.check], number: id.e164 }),
-        signal,
-        redirect: "error",
-      });
-    } catch (err) {
-      throw new SourceError(signal.aborted ? "timeout" : "unavailable", true, (err as Error).name);
+    return (await this.lookupMany([id], signal))[0] ?? INVALID;
+  }
+
+  async lookupMany(ids: readonly Identifier[], signal: AbortSignal): Promise<Answer[]> {
+    const numbers = ids.map((id) => id.e164).filter((n): n is string => Boolean(n));
+    const byNumber = new Map<string, VendorResponse>();
+    if (numbers.length > 0) {
+      const body = (await postJson(this.batchUrl, { service: SERVICE[this.check], numbers }, { authorization: `Bearer ${this.apiKey}` }, this.agent, signal)) as {
+        results?: VendorResponse[];
+      };
+      if (!Array.isArray(body?.results) || body.results.length !== numbers.length) throw new SourceError("bad_response", true);
+      body.results.forEach((r, i) => byNumber.set(numbers[i] as string, r));
     }
-    if (res.status === 429 || res.status >= 500) {
-      await res.body?.cancel().catch(() => undefined);
-      throw new SourceError("unavailable", true, `vendor status ${res.status}`);
-    }
-    if (res.status !== 200) {
-      await res.body?.cancel().catch(() => undefined);
-      throw new SourceError("rejected", false, `vendor status ${res.status}`);
-    }
-    let body: VendorResponse;
-    try {
-      body = (await res.json()) as VendorResponse;
-    } catch {
-      throw new SourceError("bad_response", true);
-    }
-    return toAnswer(this.check, body);
+    return ids.map((id) => (id.e164 ? toAnswer(this.check, byNumber.get(id.e164) ?? {}) : INVALID));
   }
 }
 

@@ -14,3 +14,4 @@ export * from "./answer-cache";
 export * from "./usage";
 export * from "./keyed-semaphore";
 export * from "./retention";
+export * from "./spam-reports";

@@ -6,13 +6,15 @@ export type LedgerLine = { book: Book; amountMicros: bigint; checkCode?: string 
 
 /**
  * Posts one balanced transaction (entries sum to zero) and moves the account's
- * cached balance by the `balance` book's share, in the caller's transaction.
+ * cached balance by the `balance` book's share (unless `applyBalance` is false),
+ * in the caller's transaction.
  * `reference` is unique: posting the same reference twice is a no-op that returns
  * false, which is what makes settlements and top-ups idempotent.
  */
 export async function postLedgerTransaction(
   client: pg.PoolClient,
   tx: { accountId: string; kind: "topup" | "adjustment" | "charge"; reference: string; reason?: string | null; lines: LedgerLine[] },
+  options: { applyBalance?: boolean } = {},
 ): Promise<boolean> {
   const sum = tx.lines.reduce((s, l) => s + l.amountMicros, 0n);
   if (sum !== 0n) throw new Error("ledger transaction does not balance");
@@ -37,7 +39,8 @@ export async function postLedgerTransaction(
     ],
   );
   const balanceDelta = tx.lines.filter((l) => l.book === "balance").reduce((s, l) => s + l.amountMicros, 0n);
-  if (balanceDelta !== 0n) {
+  // Callers that touch the account row anyway (settlement) apply the delta in their own final UPDATE.
+  if (balanceDelta !== 0n && options.applyBalance !== false) {
     await client.query(`UPDATE accounts SET balance_micros = balance_micros + $2 WHERE id = $1`, [tx.accountId, balanceDelta.toString()]);
   }
   return true;

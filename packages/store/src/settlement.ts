@@ -83,7 +83,7 @@ export async function settleReservation(client: pg.PoolClient, reservationId: st
     for (const [check, amount] of byCheck) {
       lines.push({ book: "balance", amountMicros: -amount, checkCode: check }, { book: "revenue", amountMicros: amount, checkCode: check });
     }
-    await postLedgerTransaction(client, { accountId: rsv.account_id, kind: "charge", reference: `charge:${rsv.id}:${settled.size}`, lines });
+    await postLedgerTransaction(client, { accountId: rsv.account_id, kind: "charge", reference: `charge:${rsv.id}:${settled.size}`, lines }, { applyBalance: false });
   }
 
   const remaining = rsv.amount_micros - rsv.charged_micros - rsv.released_micros - charged - released;
@@ -95,13 +95,6 @@ export async function settleReservation(client: pg.PoolClient, reservationId: st
      WHERE id = $1`,
     [rsv.id, charged.toString(), released.toString(), close, now],
   );
-  // Released money is no longer held, and no longer counts as today's spend.
-  await client.query(
-    `UPDATE accounts SET reserved_micros = reserved_micros - $2::bigint - $3::bigint,
-            day_spend_micros = CASE WHEN counter_day = $4::date THEN GREATEST(0, day_spend_micros - $3::bigint) ELSE day_spend_micros END
-     WHERE id = $1`,
-    [rsv.account_id, charged.toString(), released.toString(), rsv.day],
-  );
   await client.query(
     `UPDATE api_keys SET day_spend_micros = CASE WHEN counter_day = $2::date THEN GREATEST(0, day_spend_micros - $3::bigint) ELSE day_spend_micros END
      WHERE id = $1 AND counter_day = $2::date`,
@@ -109,27 +102,32 @@ export async function settleReservation(client: pg.PoolClient, reservationId: st
   );
   await recordUsage(client, rsv, pairs);
 
+  // Last, the account row (the one hot spot of a busy account), in one UPDATE:
+  // charge the balance, stop holding what was settled, and stop counting released
+  // money as today's spend. The row stays locked until COMMIT, so what it returns
+  // is current: a balance.low crossing is noted (and its event recorded) once.
+  const { rows: accountRows } = await client.query<{ balance_micros: bigint; low_balance_threshold_micros: bigint | null; low_balance_notified_at: Date | null }>(
+    `UPDATE accounts SET balance_micros = balance_micros - $2::bigint,
+            reserved_micros = reserved_micros - $2::bigint - $3::bigint,
+            day_spend_micros = CASE WHEN counter_day = $4::date THEN GREATEST(0, day_spend_micros - $3::bigint) ELSE day_spend_micros END
+     WHERE id = $1
+     RETURNING balance_micros, low_balance_threshold_micros, low_balance_notified_at`,
+    [rsv.account_id, charged.toString(), released.toString(), rsv.day],
+  );
+  const account = accountRows[0];
   const eventIds: string[] = [];
-  if (charged > 0n) {
-    const low = await client.query<{ balance_micros: bigint; low_balance_threshold_micros: bigint }>(
-      `UPDATE accounts SET low_balance_notified_at = $2
-       WHERE id = $1 AND low_balance_threshold_micros IS NOT NULL AND balance_micros < low_balance_threshold_micros AND low_balance_notified_at IS NULL
-       RETURNING balance_micros, low_balance_threshold_micros`,
-      [rsv.account_id, now],
+  if (charged > 0n && account && account.low_balance_threshold_micros !== null && account.balance_micros < account.low_balance_threshold_micros && !account.low_balance_notified_at) {
+    await client.query(`UPDATE accounts SET low_balance_notified_at = $2 WHERE id = $1`, [rsv.account_id, now]);
+    eventIds.push(
+      await recordEvent(client, {
+        accountId: rsv.account_id,
+        livemode: true,
+        type: "balance.low",
+        endpointId: null,
+        createdAt: now,
+        data: { object: "account", balance: money(account.balance_micros), threshold: money(account.low_balance_threshold_micros) },
+      }),
     );
-    const crossed = low.rows[0];
-    if (crossed) {
-      eventIds.push(
-        await recordEvent(client, {
-          accountId: rsv.account_id,
-          livemode: true,
-          type: "balance.low",
-          endpointId: null,
-          createdAt: now,
-          data: { object: "account", balance: money(crossed.balance_micros), threshold: money(crossed.low_balance_threshold_micros) },
-        }),
-      );
-    }
   }
   return { settledPairs: pairs.length, chargedMicros: charged, releasedMicros: released, closed: close, eventIds };
 }

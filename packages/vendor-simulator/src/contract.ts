@@ -11,6 +11,10 @@
  *                 "roaming": boolean, "network": string|null, "mcc_mnc": string|null, "country": string|null}}
  *   400 malformed request (not retried)   401 bad key (not retried)
  *   429 / 5xx / timeout: retryable
+ *
+ *   POST {base}/v1/lookups/batch        (up to 100 numbers, one service)
+ *   {"service": "whatsapp", "numbers": ["+E164", ...]}
+ *   200 {"results": [{"number": "+E164", ...VendorResponse}, ...]}   in request order
  */
 export type VendorService = "whatsapp" | "signal" | "hlr";
 
@@ -26,3 +30,8 @@ export type VendorHlr = {
 };
 
 export type VendorResponse = { result: "registered" | "not_registered" | "unknown"; business?: boolean; hlr?: VendorHlr };
+
+export const MAX_BATCH = 100;
+
+export type VendorBatchRequest = { service: VendorService; numbers: string[] };
+export type VendorBatchResponse = { results: Array<VendorResponse & { number: string }> };

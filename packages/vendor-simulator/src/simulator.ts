@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { VendorRequest, VendorResponse } from "./contract";
+import { MAX_BATCH, type VendorBatchRequest, type VendorRequest, type VendorResponse } from "./contract";
 
 export type SimulatorSettings = {
   /** Added before every answer. */
@@ -78,7 +78,8 @@ export async function startSimulator(options: Partial<SimulatorSettings> & { api
         send(res, 200, settings);
         return;
       }
-      if (req.method !== "POST" || req.url !== "/v1/lookups") {
+      const batch = req.url === "/v1/lookups/batch";
+      if (req.method !== "POST" || (req.url !== "/v1/lookups" && !batch)) {
         send(res, 404, { error: "not_found" });
         return;
       }
@@ -88,8 +89,12 @@ export async function startSimulator(options: Partial<SimulatorSettings> & { api
         send(res, 401, { error: "unauthorized" });
         return;
       }
-      const body = (await readJson(req)) as Partial<VendorRequest>;
-      if (!body || !["whatsapp", "signal", "hlr"].includes(String(body.service)) || typeof body.number !== "string" || !/^\+\d{6,15}$/.test(body.number)) {
+      const body = (await readJson(req, 256 * 1024)) as Partial<VendorRequest & VendorBatchRequest>;
+      const numbers = batch ? body?.numbers : [body?.number];
+      const valid =
+        body && ["whatsapp", "signal", "hlr"].includes(String(body.service)) && Array.isArray(numbers) && numbers.length >= 1 && numbers.length <= MAX_BATCH &&
+        numbers.every((n) => typeof n === "string" && /^\+\d{6,15}$/.test(n));
+      if (!valid) {
         send(res, 400, { error: "bad_request" });
         return;
       }
@@ -100,8 +105,10 @@ export async function startSimulator(options: Partial<SimulatorSettings> & { api
         send(res, 503, { error: "unavailable" });
         return;
       }
-      stats.answered += 1;
-      send(res, 200, answer(body as VendorRequest));
+      stats.answered += (numbers as string[]).length;
+      const service = body.service as VendorRequest["service"];
+      if (batch) send(res, 200, { results: (numbers as string[]).map((number) => ({ number, ...answer({ service, number }) })) });
+      else send(res, 200, answer({ service, number: (numbers as string[])[0] as string }));
     } catch {
       if (!res.headersSent) send(res, 400, { error: "bad_request" });
     }

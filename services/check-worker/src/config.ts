@@ -1,4 +1,4 @@
-import { commonEnv, loadConfig, Type, workerEnv } from "@svc/config";
+import { commonEnv, ConfigError, loadConfig, Type, workerEnv } from "@svc/config";
 
 export const CheckWorkerEnv = Type.Object({
   ...commonEnv,
@@ -17,7 +17,29 @@ export const CheckWorkerEnv = Type.Object({
   VENDOR_TIMEOUT_MS: Type.Integer({ minimum: 50, maximum: 60_000, default: 5_000 }),
   VENDOR_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 10_000, default: 200 }),
   VENDOR_RETRIES: Type.Integer({ minimum: 0, maximum: 5, default: 2 }),
+  /** E-mail probe: our public host name (EHLO) and return address (MAIL FROM). Unset = no e-mail route. */
+  SMTP_HELO_NAME: Type.Optional(Type.String({ minLength: 1, maxLength: 253 })),
+  SMTP_MAIL_FROM: Type.String({ default: "" }),
+  SMTP_PORT: Type.Integer({ minimum: 1, maximum: 65535, default: 25 }),
+  SMTP_CONNECT_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 10_000 }),
+  SMTP_STEP_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 20_000 }),
+  SMTP_DEADLINE_MS: Type.Integer({ minimum: 200, maximum: 300_000, default: 40_000 }),
+  SMTP_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 10_000, default: 100 }),
+  /** Resolvers for MX lookups, "ip" or "ip:port", comma-separated; empty = the system's. */
+  DNS_SERVERS: Type.String({ default: "" }),
+  DNS_TIMEOUT_MS: Type.Integer({ minimum: 50, maximum: 60_000, default: 5_000 }),
+  /**
+   * Development and tests only: let the probe connect to private and loopback mail
+   * servers. Refused when NODE_ENV is production.
+   */
+  SMTP_ALLOW_PRIVATE_ADDRESSES: Type.Boolean({ default: false }),
 });
 
-export const loadCheckWorkerConfig = (env: NodeJS.ProcessEnv = process.env) => loadConfig(CheckWorkerEnv, env);
+export function loadCheckWorkerConfig(env: NodeJS.ProcessEnv = process.env) {
+  const config = loadConfig(CheckWorkerEnv, env);
+  if (config.SMTP_ALLOW_PRIVATE_ADDRESSES && config.NODE_ENV === "production") {
+    throw new ConfigError(["SMTP_ALLOW_PRIVATE_ADDRESSES is for development and tests and cannot be set in production"]);
+  }
+  return config;
+}
 export type CheckWorkerConfig = ReturnType<typeof loadCheckWorkerConfig>;

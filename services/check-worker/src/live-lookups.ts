@@ -50,27 +50,42 @@ export async function runLiveLookup(ctx: WorkerContext, runner: CheckRunner, cac
   const cache = new Map<CheckCode, Awaited<ReturnType<typeof cachedAnswers>>>();
   for (const check of checks) cache.set(check, await cachedAnswers(ctx.store.pool, check, rows.map(hashOf), started));
 
+  // Everything not cached, grouped by check, goes to the check's routes in batches.
   const fresh = new Map<CheckCode, Array<{ hash: Buffer; answer: Answer }>>();
-  const updated = await Promise.all(
-    rows.map(async (row) => {
-      const id = identifierOf(row);
-      const hash = hashOf(row);
-      const results = await Promise.all(
-        row.checks.map(async (c): Promise<CheckResult> => {
-          if (c.status !== "pending") return c;
-          const hit = cache.get(c.service)?.get(hash.toString("hex"));
-          if (hit) return { service: c.service, status: hit.status, registered: hit.registered, attributes: hit.attributes, cached: true, billed: false, checked_at: hit.checkedAt.toISOString() };
-          const answer: Answer = supported(c.service, id.country)
-            ? await runner.run(c.service, id)
-            : { status: "unsupported_country", registered: null, attributes: null };
-          if (answer.status === "ok") fresh.set(c.service, [...(fresh.get(c.service) ?? []), { hash, answer }]);
-          const result = { service: c.service, status: answer.status, registered: answer.registered, attributes: answer.attributes, cached: false, billed: false, checked_at: ctx.now().toISOString() };
-          return { ...result, billed: isBillable(row.row_status as IdentifierStatus, result) };
-        }),
-      );
-      return { row_no: row.row_no, checks: results };
+  const answers = new Map<string, CheckResult>();
+  const key = (rowNo: number, check: CheckCode) => `${rowNo}|${check}`;
+  await Promise.all(
+    checks.map(async (check) => {
+      const ask: Array<{ row: PendingRow; id: Identifier; hash: Buffer }> = [];
+      for (const row of rows) {
+        if (!row.checks.some((c) => c.service === check && c.status === "pending")) continue;
+        const hash = hashOf(row);
+        const hit = cache.get(check)?.get(hash.toString("hex"));
+        if (hit) {
+          answers.set(key(row.row_no, check), { service: check, status: hit.status, registered: hit.registered, attributes: hit.attributes, cached: true, billed: false, checked_at: hit.checkedAt.toISOString() });
+          continue;
+        }
+        const id = identifierOf(row);
+        if (!supported(check, id.country)) {
+          answers.set(key(row.row_no, check), { service: check, status: "unsupported_country", registered: null, attributes: null, cached: false, billed: false, checked_at: ctx.now().toISOString() });
+          continue;
+        }
+        ask.push({ row, id, hash });
+      }
+      const got = ask.length > 0 ? await runner.runMany(check, ask.map((a) => a.id)) : [];
+      const at = ctx.now().toISOString();
+      ask.forEach(({ row, hash }, i) => {
+        const answer = got[i] as Answer;
+        if (answer.status === "ok") fresh.set(check, [...(fresh.get(check) ?? []), { hash, answer }]);
+        const result: CheckResult = { service: check, status: answer.status, registered: answer.registered, attributes: answer.attributes, cached: false, billed: false, checked_at: at };
+        answers.set(key(row.row_no, check), { ...result, billed: isBillable(row.row_status as IdentifierStatus, result) });
+      });
     }),
   );
+  const updated = rows.map((row) => ({
+    row_no: row.row_no,
+    checks: row.checks.map((c) => (c.status === "pending" ? (answers.get(key(row.row_no, c.service)) ?? c) : c)),
+  }));
 
   const now = ctx.now();
   for (const [check, entries] of fresh) {

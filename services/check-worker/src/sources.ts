@@ -1,7 +1,7 @@
 import type { Redis } from "ioredis";
 import type { Logger } from "@svc/runtime";
 import type { Store } from "@svc/store";
-import { CheckRunner, OfflineCarrierSource, ReportStoreSpamSource, VendorHttpSource } from "@svc/sources";
+import { CheckRunner, OfflineCarrierSource, ReportStoreSpamSource, SmtpEmailSource, VendorHttpSource } from "@svc/sources";
 import type { CheckWorkerConfig } from "./config";
 
 /** The routes of every check, from configuration; a check with no route is declared so the gateway can refuse it. */
@@ -17,6 +17,22 @@ export function buildRunner(config: CheckWorkerConfig, store: Store, redis: Redi
   for (const check of ["whatsapp", "signal.registered", "number.hlr"] as const) {
     for (const v of vendors) if (v.url) runner.add(new VendorHttpSource(`${v.name}:${check}`, check, v.url, v.key), vendorLimits);
     runner.declare(check);
+  }
+  if (config.SMTP_HELO_NAME) {
+    const dnsServers = config.DNS_SERVERS.split(",").map((s) => s.trim()).filter(Boolean);
+    const email = new SmtpEmailSource({
+      heloName: config.SMTP_HELO_NAME,
+      mailFrom: config.SMTP_MAIL_FROM,
+      smtpPort: config.SMTP_PORT,
+      connectTimeoutMs: config.SMTP_CONNECT_TIMEOUT_MS,
+      stepTimeoutMs: config.SMTP_STEP_TIMEOUT_MS,
+      deadlineMs: config.SMTP_DEADLINE_MS,
+      dnsTimeoutMs: config.DNS_TIMEOUT_MS,
+      allowPrivateAddresses: config.SMTP_ALLOW_PRIVATE_ADDRESSES,
+      ...(dnsServers.length > 0 ? { dnsServers } : {}),
+    });
+    // The route's timeout outlasts the probe's own deadline, which answers `unknown` itself.
+    runner.add(email, { timeoutMs: config.SMTP_DEADLINE_MS + 5_000, concurrency: config.SMTP_CONCURRENCY, retries: 1 });
   }
   runner.declare("email");
   return runner;

@@ -1,0 +1,125 @@
+#!/usr/bin/env node
+// Live lookups through the whole fleet against the vendor simulator:
+//
+//   node bench/live-lookups.mjs [--latency 200] [--workers 1] [--numbers 10] [--connections 32] [--duration 20] [--worker-concurrency 50]
+//
+// Starts its own fleet on the local Postgres and Redis (a fresh Redis prefix): the
+// simulator (in this process, a real socket) with the given latency, the gateway,
+// `--workers` check-worker replicas and a billing-ledger. Each request is a live
+// POST /v1/lookup of `--numbers` fresh random US numbers × `whatsapp`, waiting for
+// the answers; 100 keys share the load (each key may send 10 a second).
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import autocannon from "autocannon";
+import { ensureDotEnv, ROOT } from "../scripts/lib.mjs";
+
+ensureDotEnv();
+const require = createRequire(import.meta.url);
+const { createStore, createAccount, insertApiKey } = require(path.join(ROOT, "packages/store/dist/index.js"));
+const { generateApiKey, hashApiKey, keyHint, DEFAULT_SCOPES } = require(path.join(ROOT, "packages/domain/dist/index.js"));
+
+const { values } = parseArgs({
+  options: {
+    latency: { type: "string", default: "200" },
+    workers: { type: "string", default: "1" },
+    numbers: { type: "string", default: "10" },
+    connections: { type: "string", default: "32" },
+    duration: { type: "string", default: "20" },
+    warmup: { type: "string", default: "5" },
+    port: { type: "string", default: "8190" },
+    "worker-concurrency": { type: "string", default: "50" },
+  },
+});
+
+const prefix = `bench-${randomBytes(3).toString("hex")}`;
+// The simulator runs in its own process, so the load generator's CPU does not delay its answers.
+const simPort = Number(values.port) + 1;
+const simChild = spawn(process.execPath, [path.join(ROOT, "packages/vendor-simulator/dist/main.js")], {
+  env: { ...process.env, SIM_PORT: String(simPort), SIM_LATENCY_MS: values.latency },
+  stdio: ["ignore", "ignore", "inherit"],
+});
+const sim = { url: `http://127.0.0.1:${simPort}`, close: async () => simChild.kill("SIGTERM") };
+const env = { ...process.env, REDIS_PREFIX: prefix, LOG_LEVEL: "warn", PORT: values.port, WEB_CONCURRENCY: "1", VENDOR_PRIMARY_URL: sim.url, VENDOR_PRIMARY_KEY: "sim-key", VENDOR_RETRIES: "0", CONCURRENCY: values["worker-concurrency"] };
+const children = [];
+// BENCH_PROFILE=<service> writes a CPU profile of that service to /tmp/svc-profiles.
+function start(name) {
+  const flags = process.env.BENCH_PROFILE === name ? ["--cpu-prof", "--cpu-prof-dir=/tmp/svc-profiles"] : [];
+  const child = spawn(process.execPath, [...flags, path.join(ROOT, "services", name, "dist", "main.js")], { env, stdio: ["ignore", "pipe", "inherit"] });
+  // Service logs (warn and above) go to stderr, so failures under load are visible.
+  child.stdout.on("data", (d) => process.stderr.write(d));
+  children.push(child);
+}
+start("gateway");
+for (let i = 0; i < Number(values.workers); i += 1) start("check-worker");
+start("billing-ledger");
+await new Promise((r) => setTimeout(r, 3_000)); // services up, routes advertised
+
+const store = createStore({ databaseUrl: process.env.DATABASE_URL, poolSize: 2 });
+const { id: accountId } = await createAccount(store.pool, { name: "bench-live", balanceMicros: 1_000_000_000_000n });
+const keys = [];
+for (let i = 0; i < 100; i += 1) {
+  const key = generateApiKey("live");
+  await insertApiKey(store.pool, { accountId, mode: "live", keyHash: hashApiKey(process.env.KEY_HASH_SECRET, key), hint: keyHint(key), scopes: [...DEFAULT_SCOPES], allowIps: [], dailySpendCapMicros: null, expiresAt: null });
+  keys.push(key);
+}
+await store.close();
+
+const perRequest = Number(values.numbers);
+const randomNumber = () => `+1212${String(2_000_000 + Math.floor(Math.random() * 7_999_999)).padStart(7, "0")}`;
+let n = 0;
+let pending = 0;
+const statuses = {};
+let sampleError = null;
+const load = (duration) =>
+  autocannon({
+    url: `http://127.0.0.1:${values.port}/v1/lookup`,
+    connections: Number(values.connections),
+    duration,
+    requests: [
+      {
+        method: "POST",
+        setupRequest: (req) => ({
+          ...req,
+          headers: { "content-type": "application/json", authorization: `Bearer ${keys[n++ % keys.length]}` },
+          body: JSON.stringify({ numbers: Array.from({ length: perRequest }, randomNumber), checks: ["whatsapp"], wait: 10 }),
+        }),
+        onResponse: (status, body) => {
+          statuses[status] = (statuses[status] ?? 0) + 1;
+          if (status === 202) pending += 1;
+          if (status >= 400 && !sampleError) sampleError = body?.toString().slice(0, 300);
+        },
+      },
+    ],
+  });
+if (Number(values.warmup) > 0) await load(Number(values.warmup));
+pending = 0;
+for (const k of Object.keys(statuses)) delete statuses[k];
+const result = await load(Number(values.duration));
+const lookupsPerS = result.requests.average;
+console.log(
+  JSON.stringify(
+    {
+      command: `node bench/live-lookups.mjs ${process.argv.slice(2).join(" ")}`.trim(),
+      simulator_latency_ms: Number(values.latency),
+      check_workers: Number(values.workers),
+      worker_concurrency: Number(values["worker-concurrency"]),
+      numbers_per_lookup: perRequest,
+      connections: Number(values.connections),
+      lookups: result.requests.total,
+      lookups_per_s: Math.round(lookupsPerS),
+      checks_per_s: Math.round(lookupsPerS * perRequest),
+      answered_pending_202: pending,
+      non_2xx: result.non2xx,
+      statuses,
+      sample_error: sampleError,
+      latency_ms: { p50: result.latency.p50, p99: result.latency.p99 },
+    },
+    null,
+    2,
+  ),
+);
+for (const c of children) c.kill("SIGTERM");
+await sim.close();

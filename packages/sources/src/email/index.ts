@@ -1,0 +1,4 @@
+export * from "./dns";
+export * from "./smtp";
+export * from "./disposable";
+export * from "./source";
