@@ -7,6 +7,7 @@ import { createStore, KeyedSemaphore, type Store } from "@svc/store";
 import { CompletionWaiter, createRedis, Producer, waitForRedis } from "@svc/queues";
 import { createApp } from "../../services/gateway/src/app";
 import { CacheInvalidator, createCaches } from "../../services/gateway/src/cache/caches";
+import { ParsePool } from "../../services/gateway/src/requests/parse-pool";
 import { ensurePublicSandbox } from "../../services/gateway/src/bootstrap";
 import { loadGatewayConfig } from "../../services/gateway/src/config";
 import type { Deps } from "../../services/gateway/src/context";
@@ -41,11 +42,12 @@ export async function startTestGateway(options: { env?: TestEnv; config?: Record
   const waiter = new CompletionWaiter(subscriber, env.redisPrefix);
   await waiter.start();
   await ensurePublicSandbox(store, config.KEY_HASH_SECRET);
+  const parsePool = new ParsePool(1);
   const caches = createCaches();
   const invalidator = new CacheInvalidator(env.databaseUrl, caches, logger);
   await invalidator.start();
   let fixedNow: Date | null = null;
-  const deps: Deps = { config, logger, store, redis, producer, waiter, caches, accountTurns: new KeyedSemaphore(config.ACCOUNT_CONCURRENCY), now: () => fixedNow ?? new Date() };
+  const deps: Deps = { config, logger, store, redis, producer, waiter, caches, accountTurns: new KeyedSemaphore(config.ACCOUNT_CONCURRENCY), parsePool, now: () => fixedNow ?? new Date() };
   // Listen first so the app is built knowing its real base URL (poll URLs, doc links).
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, options.host ?? "127.0.0.1", resolve));
@@ -70,6 +72,7 @@ export async function startTestGateway(options: { env?: TestEnv; config?: Record
       await producer.close();
       await Promise.all([redis.quit(), subscriber.quit()]);
       await invalidator.stop();
+      await parsePool.close();
       await store.close();
     },
   };

@@ -1,6 +1,6 @@
 import { parseEmail } from "./email";
 import { maskEmailInput, maskNumberInput } from "./masking";
-import { parseNumber } from "./phone";
+import { numberTypeOf, parseNumber } from "./phone";
 import { prepareRows } from "./rows";
 
 describe("parseNumber", () => {
@@ -20,9 +20,17 @@ describe("parseNumber", () => {
     expect(parseNumber(input)).toMatchObject({ valid: true, e164, country });
   });
 
-  it("reports the number type", () => {
-    expect(parseNumber("+4915112345678")).toMatchObject({ valid: true, numberType: "MOBILE" });
-    expect(parseNumber("+493023125000")).toMatchObject({ valid: true, numberType: "FIXED_LINE" });
+  it("reports the number type when asked (it costs as much as validation)", () => {
+    expect(parseNumber("+4915112345678", undefined, { withType: true })).toMatchObject({ valid: true, numberType: "MOBILE" });
+    expect(parseNumber("+493023125000", undefined, { withType: true })).toMatchObject({ valid: true, numberType: "FIXED_LINE" });
+    expect(parseNumber("+4915112345678")).not.toHaveProperty("numberType");
+    expect(numberTypeOf("+493023125000")).toBe("FIXED_LINE");
+  });
+
+  it("reads a national number in the given default country", () => {
+    expect(parseNumber("030 23125000", "DE")).toMatchObject({ valid: true, e164: "+493023125000", country: "DE" });
+    expect(parseNumber("(202) 555-0101", "us")).toMatchObject({ valid: true, e164: "+12025550101" });
+    expect(parseNumber("+12025550101", "DE")).toMatchObject({ valid: true, e164: "+12025550101", country: "US" });
   });
 
   it.each([
@@ -153,7 +161,7 @@ describe("prepareRows", () => {
   it("fills the parsed fields of valid rows", () => {
     const [n, e] = prepareRows(["+1 202-555-0101"], ["Someone@Example.ORG"]);
     expect(n).toMatchObject({ status: "valid", input: "+1 202-555-0101", e164: "+12025550101", country: "US", email: null, domain: null });
-    expect(n?.numberType).toBeDefined();
+    expect(n?.numberType).toBeUndefined(); // computed only where a check needs it (numberTypeOf)
     expect(e).toMatchObject({ status: "valid", email: "Someone@example.org", domain: "example.org", e164: null, country: null, numberType: undefined });
   });
 

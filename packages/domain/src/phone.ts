@@ -1,7 +1,7 @@
-import { parsePhoneNumberFromString, type NumberType } from "libphonenumber-js/max";
+import { parsePhoneNumberFromString, type CountryCode, type NumberType } from "libphonenumber-js/max";
 
 export type ParsedNumber =
-  | { valid: true; e164: string; country: string | null; numberType: NumberType | undefined }
+  | { valid: true; e164: string; country: string | null; numberType?: NumberType | undefined }
   | { valid: false };
 
 const ALLOWED = /^[+\d\s().\-/]{3,40}$/;
@@ -11,13 +11,21 @@ const ALLOWED = /^[+\d\s().\-/]{3,40}$/;
  * start with the country code. Anything libphonenumber does not consider a valid
  * number for its region is invalid (a free, reported row, never an error).
  */
-export function parseNumber(input: string): ParsedNumber {
+export function parseNumber(input: string, defaultCountry?: string, options: { withType?: boolean } = {}): ParsedNumber {
   const trimmed = input.trim();
   if (!ALLOWED.test(trimmed)) return { valid: false };
   let candidate = trimmed;
+  // A national number is read in `defaultCountry` (CSV uploads with a country column).
+  const national = defaultCountry && !candidate.startsWith("+") && !candidate.startsWith("00");
   if (candidate.startsWith("00")) candidate = `+${candidate.slice(2)}`;
-  else if (!candidate.startsWith("+")) candidate = `+${candidate}`;
-  const parsed = parsePhoneNumberFromString(candidate);
+  else if (!candidate.startsWith("+") && !national) candidate = `+${candidate}`;
+  const parsed = national ? parsePhoneNumberFromString(candidate, defaultCountry.toUpperCase() as CountryCode) : parsePhoneNumberFromString(candidate);
   if (!parsed || !parsed.isValid()) return { valid: false };
-  return { valid: true, e164: parsed.number, country: parsed.country ?? null, numberType: parsed.getType() };
+  // The line type costs as much as validation again: only on request.
+  return { valid: true, e164: parsed.number, country: parsed.country ?? null, ...(options.withType ? { numberType: parsed.getType() } : {}) };
+}
+
+/** Line type of a valid E.164 number (libphonenumber's classification), or undefined. */
+export function numberTypeOf(e164: string): NumberType | undefined {
+  return parsePhoneNumberFromString(e164)?.getType();
 }

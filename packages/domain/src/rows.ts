@@ -1,7 +1,7 @@
 import type { NumberType } from "libphonenumber-js/max";
 import type { InputKind } from "./checks";
 import { parseEmail } from "./email";
-import { parseNumber } from "./phone";
+import { parseNumber, type ParsedNumber } from "./phone";
 import type { IdentifierStatus } from "./results";
 
 /** One identifier of a request after parsing, in output order (numbers, then e-mails). */
@@ -14,6 +14,7 @@ export type PreparedRow = {
   status: IdentifierStatus;
   e164: string | null;
   country: string | null;
+  /** Only when known already; compute with numberTypeOf(e164) where needed. */
   numberType: NumberType | undefined;
   email: string | null;
   domain: string | null;
@@ -24,11 +25,17 @@ export type PreparedRow = {
  * (same E.164 number, or same address compared case-insensitively) is a
  * `duplicate` row: reported, never checked, never billed.
  */
-export function prepareRows(numbers: readonly string[], emails: readonly string[]): PreparedRow[] {
+export function prepareRows(
+  numbers: ReadonlyArray<string | { input: string; country?: string | null }>,
+  emails: readonly string[],
+  /** Numbers parsed already (e.g. on worker threads), in the same order. */
+  parsedNumbers?: readonly ParsedNumber[],
+): PreparedRow[] {
   const rows: PreparedRow[] = [];
   const seen = new Set<string>();
-  numbers.forEach((input, index) => {
-    const parsed = parseNumber(input);
+  numbers.forEach((given, index) => {
+    const input = typeof given === "string" ? given : given.input;
+    const parsed = parsedNumbers?.[index] ?? parseNumber(input, typeof given === "string" ? undefined : (given.country ?? undefined));
     const base = { rowNo: rows.length + 1, kind: "number" as const, index, input, email: null, domain: null };
     if (!parsed.valid) {
       rows.push({ ...base, status: "invalid", e164: null, country: null, numberType: undefined });

@@ -64,7 +64,7 @@ export function answerTestRows(rows: readonly PreparedRow[], checks: readonly Ch
 
 /** Rebuilds a prepared row from stored identifiers (for completing a pending test lookup). */
 export function rowFromStored(stored: { row_no: number; kind: "number" | "email"; e164: string | null; email: string | null; status: PreparedRow["status"] }): PreparedRow {
-  const parsed = stored.e164 ? parseNumber(stored.e164) : null;
+  const parsed = stored.e164 ? parseNumber(stored.e164, undefined, { withType: true }) : null;
   return {
     rowNo: stored.row_no,
     kind: stored.kind,

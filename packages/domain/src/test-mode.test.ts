@@ -1,6 +1,6 @@
 import { CHECK_CODES, checkDef, type CheckCode } from "./checks";
 import { parseEmail } from "./email";
-import { parseNumber } from "./phone";
+import { numberTypeOf, parseNumber } from "./phone";
 import type { CheckResult } from "./results";
 import { prepareRows, type PreparedRow } from "./rows";
 import { answerTestRows, rowFromStored } from "./test-lookup";
@@ -240,7 +240,9 @@ describe("derivedAnswer", () => {
   it("reports the row's line type and country in carrier answers", () => {
     const de = prepareRows(["+4915112345678"], [])[0] as PreparedRow;
     expect(derivedAnswer("carrier", de)).toMatchObject({ status: "ok", attributes: { line_type: "mobile", country: "DE" } });
-    expect(derivedAnswer("carrier", { ...de, numberType: undefined }).attributes?.line_type).toBe("unknown");
+    // Without a precomputed type the line type is looked up from the number itself.
+    expect(derivedAnswer("carrier", { ...de, numberType: undefined }).attributes?.line_type).toBe("mobile");
+    expect(derivedAnswer("carrier", { ...de, numberType: "FIXED_LINE" }).attributes?.line_type).toBe("fixed_line");
     const hlr = ["+4915112345678", "+4915112345679", "+4915112345670"].map((n) => derivedAnswer("number.hlr", prepareRows([n], [])[0] as PreparedRow));
     const answered = hlr.filter((a) => a.attributes !== null);
     expect(answered.length).toBeGreaterThan(0);
@@ -379,7 +381,7 @@ describe("rowFromStored", () => {
         status: original.status,
         e164: original.e164,
         country: original.country,
-        numberType: original.numberType,
+        numberType: original.e164 ? numberTypeOf(original.e164) : undefined,
         email: original.email,
         domain: original.domain,
       });

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { CheckCode } from "./checks";
+import { numberTypeOf } from "./phone";
 import type { PreparedRow } from "./rows";
 import type { CheckStatus, IdentifierStatus } from "./results";
 
@@ -252,13 +253,14 @@ const SPAM_COUNTRIES = new Set(["US", "CA", "DE"]);
 const CATEGORIES = ["robocall", "telemarketing", "impersonation", "debt_collection", "fraud", "survey"];
 const DISPOSABLE_DOMAINS = new Set(["mailinator.com", "guerrillamail.com", "10minutemail.com", "temp-mail.org", "yopmail.com", "trashmail.com"]);
 
-function unit(seed: string, salt: number): number {
-  const h = createHash("sha256").update(`${salt}|${seed}`).digest();
-  return h.readUInt32BE(0) / 0x1_0000_0000;
+/** Eight independent uniform numbers in [0, 1) from one SHA-256 of the seed (one hash per answer). */
+function units(seed: string): (i: number) => number {
+  const h = createHash("sha256").update(seed).digest();
+  return (i) => h.readUInt32BE((i % 8) * 4) / 0x1_0000_0000;
 }
 
-function month(seed: string, salt: number): string {
-  const m = Math.floor(unit(seed, salt) * 36); // 2023-11 .. 2026-10
+function month(u: number): string {
+  const m = Math.floor(u * 36); // 2023-11 .. 2026-10
   const year = 2023 + Math.floor((m + 10) / 12);
   return `${year}-${String(((m + 10) % 12) + 1).padStart(2, "0")}`;
 }
@@ -280,21 +282,22 @@ const LINE_TYPES: Record<string, string> = {
 /** Deterministic fake answer for a valid identifier that is not a documented test value. */
 export function derivedAnswer(check: CheckCode, row: Pick<PreparedRow, "e164" | "email" | "domain" | "country" | "numberType">): Answer {
   const id = row.e164 ?? row.email ?? "";
-  const seed = `${check}|${id.toLowerCase()}`;
-  const u = unit(seed, 0);
+  const unit = units(`${check}|${id.toLowerCase()}`);
+  const u = unit(0);
   switch (check) {
     case "number.spam": {
       if (!row.country || !SPAM_COUNTRIES.has(row.country)) return status("unsupported_country");
-      const voip = row.numberType === "VOIP";
-      const category = CATEGORIES[Math.floor(unit(seed, 1) * CATEGORIES.length)] as string;
-      const [first, last] = [month(seed, 2), month(seed, 3)].sort();
+      // Test data: the VoIP hint is derived like the rest (no line-type lookup per number).
+      const voip = unit(5) < 0.05;
+      const category = CATEGORIES[Math.floor(unit(1) * CATEGORIES.length)] as string;
+      const [first, last] = [month(unit(2)), month(unit(3))].sort();
       if (u < 0.7) return spamAnswer({ level: "no_reports", score: 0, voip });
-      if (u < 0.85) return spamAnswer({ level: "low", score: 5 + Math.floor(unit(seed, 4) * 25), community: true, voip, category, first, last });
-      if (u < 0.95) return spamAnswer({ level: "medium", score: 30 + Math.floor(unit(seed, 4) * 40), government: true, voip, category, first, last });
-      return spamAnswer({ level: "high", score: 70 + Math.floor(unit(seed, 4) * 31), government: true, community: true, voip, category, first, last });
+      if (u < 0.85) return spamAnswer({ level: "low", score: 5 + Math.floor(unit(4) * 25), community: true, voip, category, first, last });
+      if (u < 0.95) return spamAnswer({ level: "medium", score: 30 + Math.floor(unit(4) * 40), government: true, voip, category, first, last });
+      return spamAnswer({ level: "high", score: 70 + Math.floor(unit(4) * 31), government: true, community: true, voip, category, first, last });
     }
     case "whatsapp":
-      if (u < 0.6) return registered(true, { business: unit(seed, 1) < 0.1 });
+      if (u < 0.6) return registered(true, { business: unit(1) < 0.1 });
       if (u < 0.95) return registered(false, { business: false });
       return status("unknown");
     case "signal.registered":
@@ -302,12 +305,13 @@ export function derivedAnswer(check: CheckCode, row: Pick<PreparedRow, "e164" | 
       if (u < 0.97) return registered(false);
       return status("unknown");
     case "carrier": {
-      const lineType = (row.numberType && LINE_TYPES[row.numberType]) ?? "unknown";
-      const name = `Test Carrier ${"ABCDEFGH"[Math.floor(unit(seed, 1) * 8)]}`;
+      const type = row.numberType ?? (row.e164 ? numberTypeOf(row.e164) : undefined);
+      const lineType = (type && LINE_TYPES[type]) ?? "unknown";
+      const name = `Test Carrier ${"ABCDEFGH"[Math.floor(unit(1) * 8)]}`;
       return carrier(lineType, name, row.country);
     }
     case "number.hlr": {
-      const answer = u < 0.8 ? hlr("reachable", { ported: unit(seed, 1) < 0.15, roaming: unit(seed, 2) < 0.05 }) : u < 0.95 ? hlr("unreachable") : status("unknown");
+      const answer = u < 0.8 ? hlr("reachable", { ported: unit(1) < 0.15, roaming: unit(2) < 0.05 }) : u < 0.95 ? hlr("unreachable") : status("unknown");
       if (answer.attributes && row.country) answer.attributes.country = row.country;
       return answer;
     }

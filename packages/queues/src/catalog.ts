@@ -31,8 +31,21 @@ export const JOBS = {
   },
   "settle.reservation": {
     queue: QUEUES.settlements,
-    payload: Type.Object({ reservationId: Id("rsv") }, { additionalProperties: false }),
+    payload: Type.Object(
+      {
+        reservationId: Id("rsv"),
+        /** Job chunks: settle only these rows (the closing settlement looks at all). */
+        firstRow: Type.Optional(Type.Integer({ minimum: 1 })),
+        lastRow: Type.Optional(Type.Integer({ minimum: 1 })),
+      },
+      { additionalProperties: false },
+    ),
     attempts: 20,
+  },
+  "job.chunk": {
+    queue: QUEUES.checks,
+    payload: Type.Object({ jobId: Id("job"), chunkNo: Type.Integer({ minimum: 0 }) }, { additionalProperties: false }),
+    attempts: 10,
   },
 } as const satisfies Record<string, { queue: QueueName; payload: TObject; attempts: number }>;
 

@@ -51,6 +51,24 @@ export class Producer {
     await queue.add(name, payload, opts);
   }
 
+  /** Enqueues many jobs of one name in one round trip (e.g. a bulk job's chunks). */
+  async enqueueMany<N extends JobName>(name: N, jobs: Array<{ payload: JobPayload<N>; jobId: string }>): Promise<void> {
+    if (jobs.length === 0) return;
+    const def = JOBS[name];
+    for (const j of jobs) {
+      assertPayload(name, j.payload);
+      if (j.jobId.includes(":")) throw new Error("job ids must not contain ':'");
+    }
+    const queue = this.queues.get(def.queue) as Queue;
+    await queue.addBulk(
+      jobs.map((j) => ({
+        name,
+        data: j.payload,
+        opts: { jobId: j.jobId, attempts: def.attempts, backoff: { type: "exponential", delay: 1_000 }, removeOnComplete: { age: 3600, count: 10_000 }, removeOnFail: { age: 7 * 24 * 3600 } },
+      })),
+    );
+  }
+
   queue(name: QueueName): Queue {
     return this.queues.get(name) as Queue;
   }

@@ -15,3 +15,4 @@ export * from "./usage";
 export * from "./keyed-semaphore";
 export * from "./retention";
 export * from "./spam-reports";
+export * from "./jobs";

@@ -33,7 +33,12 @@ const NOTHING: SettlementResult = { settledPairs: 0, chargedMicros: 0n, released
  * Running it again settles nothing twice: settlements are keyed by row and check
  * and the reservation row is locked for the whole transaction.
  */
-export async function settleReservation(client: pg.PoolClient, reservationId: string, now: Date, options: { force?: boolean } = {}): Promise<SettlementResult> {
+export async function settleReservation(
+  client: pg.PoolClient,
+  reservationId: string,
+  now: Date,
+  options: { force?: boolean; rows?: { first: number; last: number } } = {},
+): Promise<SettlementResult> {
   const { rows: found } = await client.query<ReservationRow>(
     `SELECT id, account_id, api_key_id, lookup_id, job_id, amount_micros, charged_micros, released_micros, status, unit_prices,
             to_char(day, 'YYYY-MM-DD') AS day, expires_at
@@ -45,15 +50,20 @@ export async function settleReservation(client: pg.PoolClient, reservationId: st
 
   const parent = rsv.lookup_id
     ? await client.query<{ finished: boolean }>(`SELECT status = 'completed' AS finished FROM lookups WHERE id = $1`, [rsv.lookup_id])
-    : await client.query<{ finished: boolean }>(`SELECT status IN ('completed', 'failed', 'cancelled') AS finished FROM jobs WHERE id = $1`, [rsv.job_id]);
+    : // A cancelled job is finished only once its chunks in flight are done (they are billed).
+      await client.query<{ finished: boolean }>(`SELECT status IN ('completed', 'failed', 'cancelled') AND finished_at IS NOT NULL AS finished FROM jobs WHERE id = $1`, [rsv.job_id]);
   const finished = parent.rows[0]?.finished ?? true; // parent gone (purged): nothing more will come
+  const closing = finished || options.force === true || rsv.expires_at <= now;
+  // A chunk's settlement looks at its rows only; the closing one looks at everything left.
+  const range = closing || !options.rows ? null : options.rows;
 
   const { rows: resultRows } = await client.query<{ row_no: number; row_status: IdentifierStatus | null; checks: CheckResult[] }>(
     `SELECT r.row_no, COALESCE(r.number_status, r.email_status) AS row_status, r.checks
      FROM result_rows r
      WHERE (r.lookup_id = $1 OR r.job_id = $2)
+       AND ($3::int IS NULL OR r.row_no BETWEEN $3 AND $4)
        AND EXISTS (SELECT 1 FROM jsonb_array_elements(r.checks) c WHERE c->>'status' <> 'pending')`,
-    [rsv.lookup_id, rsv.job_id],
+    [rsv.lookup_id, rsv.job_id, range?.first ?? null, range?.last ?? null],
   );
   const { rows: done } = await client.query<{ row_no: number; check_code: string }>(`SELECT row_no, check_code FROM settlements WHERE reservation_id = $1`, [rsv.id]);
   const settled = new Set(done.map((d) => `${d.row_no}|${d.check_code}`));
@@ -87,7 +97,7 @@ export async function settleReservation(client: pg.PoolClient, reservationId: st
   }
 
   const remaining = rsv.amount_micros - rsv.charged_micros - rsv.released_micros - charged - released;
-  const close = finished || options.force === true || rsv.expires_at <= now;
+  const close = closing;
   if (close && remaining > 0n) released += remaining;
   await client.query(
     `UPDATE reservations SET charged_micros = charged_micros + $2, released_micros = released_micros + $3,
@@ -175,7 +185,7 @@ export async function reservationsToSweep(sql: Pick<pg.Pool, "query">, now: Date
      LEFT JOIN lookups l ON l.id = r.lookup_id
      LEFT JOIN jobs j ON j.id = r.job_id
      WHERE r.status = 'open'
-       AND (r.expires_at <= $1 OR l.status = 'completed' OR j.status IN ('completed', 'failed', 'cancelled')
+       AND (r.expires_at <= $1 OR l.status = 'completed' OR (j.status IN ('completed', 'failed', 'cancelled') AND j.finished_at IS NOT NULL)
             OR (r.lookup_id IS NOT NULL AND l.id IS NULL) OR (r.job_id IS NOT NULL AND j.id IS NULL))
      ORDER BY r.created_at LIMIT $2`,
     [now, limit],

@@ -13,7 +13,8 @@ startService("billing-ledger", async () => {
     queue: QUEUES.settlements,
     config,
     handlers: (ctx) => ({
-      "settle.reservation": (payload) => settle(ctx, payload.reservationId),
+      "settle.reservation": (payload) =>
+        settle(ctx, payload.reservationId, payload.firstRow && payload.lastRow ? { first: payload.firstRow, last: payload.lastRow } : undefined),
     }),
     periodic: [{ name: "sweep reservations", everyMs: config.SWEEP_INTERVAL_MS, run: sweepReservations }],
   });

@@ -11,11 +11,11 @@ const accountTurns = new KeyedSemaphore(3);
  * Settles one reservation (see settleReservation): safe to receive twice, and a
  * process killed mid-way leaves a rolled-back transaction and a job BullMQ re-runs.
  */
-export async function settle(ctx: WorkerContext, reservationId: string): Promise<void> {
+export async function settle(ctx: WorkerContext, reservationId: string, range?: { first: number; last: number }): Promise<void> {
   const { rows } = await ctx.store.pool.query<{ account_id: string }>(`SELECT account_id FROM reservations WHERE id = $1`, [reservationId]);
   const accountId = rows[0]?.account_id;
   if (!accountId) return;
-  const result = await accountTurns.run(accountId, () => withTransaction(ctx.store.pool, (client) => settleReservation(client, reservationId, ctx.now())));
+  const result = await accountTurns.run(accountId, () => withTransaction(ctx.store.pool, (client) => settleReservation(client, reservationId, ctx.now(), range ? { rows: range } : {})));
   if (result.settledPairs > 0 || result.closed) {
     ctx.logger.info(
       { reservationId, pairs: result.settledPairs, charged: result.chargedMicros.toString(), released: result.releasedMicros.toString(), closed: result.closed },

@@ -1,5 +1,5 @@
 import express, { type Request } from "express";
-import { ApiError, ROUTES } from "@svc/contract";
+import { ApiError, LIMITS, ROUTES } from "@svc/contract";
 import type { Deps, Reply } from "./context";
 import { errorHandler } from "./http/errors";
 import { requestContext } from "./http/request-context";
@@ -11,6 +11,11 @@ import { createLookupHandler } from "./lookups/create-lookup";
 import { getLookupHandler } from "./lookups/get-lookup";
 import { challengeHandler, createTestKeyHandler, testKeyNetworkLimit } from "./test-keys/create-test-key";
 import { errorsPage, testKeyPage } from "./pages/pages";
+import { createJobHandler, estimateJobHandler } from "./jobs/create-job";
+import { deleteJobHandler, getJobHandler } from "./jobs/read-job";
+import { listJobResultsHandler } from "./jobs/results";
+import { downloadJobHandler } from "./jobs/download";
+import { readJobMultipart } from "./jobs/csv-upload";
 
 export function handlers(deps: Deps): Handlers {
   return {
@@ -24,6 +29,12 @@ export function handlers(deps: Deps): Handlers {
     getAccount: getAccountHandler(deps),
     getLimits: getLimitsHandler(deps),
     getUsage: getUsageHandler(deps),
+    estimateJob: estimateJobHandler(deps),
+    createJob: createJobHandler(deps),
+    getJob: getJobHandler(deps),
+    deleteJob: deleteJobHandler(deps),
+    listJobResults: listJobResultsHandler(deps),
+    downloadJobResults: downloadJobHandler(deps),
   };
 }
 
@@ -56,7 +67,11 @@ export function createApp(deps: Deps, extra: { routes?: typeof ROUTES; handlers?
     body: err.toBody(req.id, docBaseUrl(deps)),
     headers: err.retryAfterSeconds !== undefined ? { "Retry-After": String(Math.ceil(err.retryAfterSeconds)) } : {},
   });
-  mountRoutes(app, deps, [...ROUTES, ...(extra.routes ?? [])], { ...handlers(deps), ...(extra.handlers ?? {}) }, renderError);
+  const multipart = (req: Request) => readJobMultipart(req, LIMITS.jobBodyBytes);
+  mountRoutes(app, deps, [...ROUTES, ...(extra.routes ?? [])], { ...handlers(deps), ...(extra.handlers ?? {}) }, renderError, {
+    estimateJob: multipart,
+    createJob: multipart,
+  });
 
   app.use((_req, _res, next) => next(new ApiError("not_found", { message: "No such path." })));
   app.use(errorHandler(docBaseUrl(deps)));

@@ -8,6 +8,8 @@ export const GatewayEnv = Type.Object({
   PUBLIC_BASE_URL: Type.Optional(Type.String({ pattern: "^https?://[^\\s/]+(/[^\\s]*)?$" })),
   /** Server secret for the keyed hash of API keys (HMAC-SHA256) and for signing challenges. */
   KEY_HASH_SECRET: Type.String({ minLength: 32 }),
+  /** Same secret as the check-workers': estimates count cached answers by their keyed identifier hashes. */
+  CACHE_HASH_SECRET: Type.String({ minLength: 32 }),
   /** Comma-separated addresses/CIDRs of proxies whose X-Forwarded-For is trusted; empty = use the socket address. */
   TRUSTED_PROXIES: Type.String({ default: "" }),
   /** Leading zero bits of the test-key proof-of-work (20 ≈ 1 M hashes ≈ 1-3 s in a browser). */
@@ -25,6 +27,10 @@ export const GatewayEnv = Type.Object({
    * account (BENCHMARKS.md).
    */
   ACCOUNT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 3 }),
+  /** Helper threads that validate big lists of numbers (0 = all on the main thread). */
+  PARSE_THREADS: Type.Integer({ minimum: 0, maximum: 16, default: 1 }),
+  /** Rows per unit of work of a live job (one queue message each). */
+  JOB_CHUNK_ROWS: Type.Integer({ minimum: 10, maximum: 10_000, default: 500 }),
   /** Longest a request may hold for `wait` (the spec allows 30 s). */
   MAX_WAIT_SECONDS: Type.Integer({ minimum: 0, maximum: 30, default: 30 }),
 });

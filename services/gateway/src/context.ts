@@ -5,6 +5,7 @@ import type { CompletionWaiter, Producer } from "@svc/queues";
 import type { Redis } from "ioredis";
 import type { GatewayCaches } from "./cache/caches";
 import type { GatewayConfig } from "./config";
+import type { ParsePool } from "./requests/parse-pool";
 
 /** Everything handlers need, built once in main.ts (or by a test). */
 export type Deps = {
@@ -18,6 +19,8 @@ export type Deps = {
   caches: GatewayCaches;
   /** This process's turns on each account row for reservations (see reserveAndCommit). */
   accountTurns: KeyedSemaphore;
+  /** Helper threads for validating big lists of numbers. */
+  parsePool: ParsePool;
   /** Injectable clock (tests move time; production uses the wall clock). */
   now: () => Date;
 };

@@ -6,6 +6,7 @@ import { createStore, KeyedSemaphore } from "@svc/store";
 import { CompletionWaiter, createRedis, Producer, waitForRedis } from "@svc/queues";
 import { createApp } from "./app";
 import { CacheInvalidator, createCaches } from "./cache/caches";
+import { ParsePool } from "./requests/parse-pool";
 import { ensurePublicSandbox } from "./bootstrap";
 import { loadGatewayConfig } from "./config";
 import type { Deps } from "./context";
@@ -32,11 +33,12 @@ async function main(): Promise<void> {
   await waiter.start();
   if (config.SANDBOX_KEY_ENABLED) await ensurePublicSandbox(store, config.KEY_HASH_SECRET);
 
+  const parsePool = new ParsePool(config.PARSE_THREADS);
   const caches = createCaches();
   const invalidator = new CacheInvalidator(config.DATABASE_URL, caches, logger);
   await invalidator.start();
 
-  const deps: Deps = { config, logger, store, redis, producer, waiter, caches, accountTurns: new KeyedSemaphore(config.ACCOUNT_CONCURRENCY), now: () => new Date() };
+  const deps: Deps = { config, logger, store, redis, producer, waiter, caches, accountTurns: new KeyedSemaphore(config.ACCOUNT_CONCURRENCY), parsePool, now: () => new Date() };
   const server = createServer();
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
@@ -49,6 +51,7 @@ async function main(): Promise<void> {
     await closed;
   });
   shutdown.register("close queues", 20, () => producer.close());
+  shutdown.register("stop parse threads", 25, () => parsePool.close());
   shutdown.register("close redis", 30, async () => {
     await Promise.all([redis.quit().catch(() => undefined), subscriber.quit().catch(() => undefined)]);
   });

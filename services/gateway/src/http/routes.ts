@@ -58,7 +58,10 @@ function send(res: Response, reply: Reply): void {
  * body limits, schema validation, idempotency, then the handler. Handlers never
  * validate input by hand; they receive typed, validated `body` and `query`.
  */
-function routeChain(deps: Deps, route: RouteDef, handler: Handler, renderError: (req: Request, err: ApiError) => Reply): RequestHandler[] {
+/** Reads a non-JSON body (CSV upload) into the JSON shape the route's schema validates. */
+export type BodyReader = (req: Request) => Promise<Record<string, unknown>>;
+
+function routeChain(deps: Deps, route: RouteDef, handler: Handler, renderError: (req: Request, err: ApiError) => Reply, bodyReader?: BodyReader): RequestHandler[] {
   const chain: RequestHandler[] = [
     (_req, res, next) => {
       applyDeprecation(res, route.deprecation);
@@ -75,6 +78,16 @@ function routeChain(deps: Deps, route: RouteDef, handler: Handler, renderError: 
     }
   });
   if (route.body || route.method === "post" || route.method === "patch") chain.push(jsonBody(route));
+  if (bodyReader) {
+    chain.push(async (req, _res, next) => {
+      try {
+        if (req.is("multipart/form-data")) req.body = await bodyReader(req);
+        next();
+      } catch (err) {
+        next(err);
+      }
+    });
+  }
   chain.push(async (req: Request, res: Response, next: NextFunction) => {
     try {
       const run = async (): Promise<Reply | null> => {
@@ -103,7 +116,14 @@ function routeChain(deps: Deps, route: RouteDef, handler: Handler, renderError: 
 
 const EMPTY_QUERY = { type: "object", properties: {}, additionalProperties: false } as unknown as NonNullable<RouteDef["query"]>;
 
-export function mountRoutes(app: express.Express, deps: Deps, routes: readonly RouteDef[], handlers: Handlers, renderError: (req: Request, err: ApiError) => Reply): void {
+export function mountRoutes(
+  app: express.Express,
+  deps: Deps,
+  routes: readonly RouteDef[],
+  handlers: Handlers,
+  renderError: (req: Request, err: ApiError) => Reply,
+  bodyReaders: Partial<Record<string, BodyReader>> = {},
+): void {
   const byPath = new Map<string, RouteDef[]>();
   for (const route of routes) {
     if (!handlers[route.operationId]) continue;
@@ -111,7 +131,7 @@ export function mountRoutes(app: express.Express, deps: Deps, routes: readonly R
   }
   for (const [path, defs] of byPath) {
     const r = app.route(toExpressPath(path));
-    for (const def of defs) r[def.method](...routeChain(deps, def, handlers[def.operationId] as Handler, renderError));
+    for (const def of defs) r[def.method](...routeChain(deps, def, handlers[def.operationId] as Handler, renderError, bodyReaders[def.operationId]));
     const allow = defs.map((d) => d.method.toUpperCase()).concat(defs.some((d) => d.method === "get") ? ["HEAD"] : []).join(", ");
     r.all((_req, res, next) => {
       res.setHeader("Allow", allow);

@@ -1,9 +1,19 @@
 import { summarise, type ResultRow } from "@svc/domain";
 import type { LookupRecord, StoredRow } from "@svc/store";
 
-/** Stored rows read back: `input` is the masked form. */
+/** Stored rows read back as result items: `input` is the masked form. */
 export function readRows(rows: readonly StoredRow[]): ResultRow[] {
-  return rows.map(({ input_masked, ...rest }) => ({ ...rest, input: input_masked }));
+  return rows.map((r) => ({
+    row_no: r.row_no,
+    kind: r.kind,
+    input: r.input_masked,
+    e164: r.e164,
+    country: r.country,
+    number_status: r.number_status,
+    email: r.email,
+    email_status: r.email_status,
+    checks: r.checks,
+  }));
 }
 
 /** The API shape of a lookup. `rows` carry raw `input` only in the creating response. */

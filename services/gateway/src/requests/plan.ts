@@ -86,7 +86,7 @@ export async function planRequest(deps: Deps, caller: Caller, body: IdentifierBo
 
   const webhookEndpointId = await resolveWebhookTarget(deps, caller, body.webhook_endpoint_id);
 
-  const rows = prepareRows(numbers, emails);
+  const rows = prepareRows(numbers, emails, await deps.parsePool.parse(numbers));
   const paramOf = (r: PreparedRow) => `${r.kind === "number" ? "numbers" : "emails"}[${r.index}]`;
   if (caller.isSandbox) {
     const offending = rows.find((r) => !isDocumentedTestValue(r));

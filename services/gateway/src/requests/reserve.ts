@@ -9,10 +9,13 @@ import type { Plan } from "./plan";
 
 export type Quote = { amountMicros: bigint; unitPrices: ReturnType<typeof toUnitPrices> };
 
-/** The maximum possible cost of a planned request at the account's live prices, checked against `max_cost`. */
+/**
+ * The maximum possible cost of a planned request at the account's prices for the
+ * key's mode (test mode is free), checked against `max_cost`.
+ */
 export async function quote(deps: Deps, caller: Caller, plan: Plan, maxCost: { amount: string | number } | undefined): Promise<Quote> {
   const offers = await offersFor(deps, caller.accountId);
-  const prices = new Map(plan.checks.map((c) => [c, offers.get(c)?.livePriceMicros ?? 0n] as [CheckCode, bigint]));
+  const prices = new Map(plan.checks.map((c) => [c, (caller.livemode ? offers.get(c)?.livePriceMicros : offers.get(c)?.testPriceMicros) ?? 0n] as [CheckCode, bigint]));
   const counts: Record<InputKind, number> = { number: 0, email: 0 };
   for (const r of plan.rows) counts[r.kind] += 1;
   const amountMicros = maxCostMicros(counts, plan.checks, prices);

@@ -1,0 +1,108 @@
+#!/usr/bin/env node
+// Bulk-job figures against a fleet this script starts (fresh Redis prefix, the local
+// Postgres): a 50,000-identifier test job, estimates, downloads (with the gateway's
+// memory), and live jobs through 1 and 2 check-workers with the simulator at 0 ms.
+//
+//   node bench/jobs.mjs [--rows 50000] [--skip-live]
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { performance } from "node:perf_hooks";
+import { ensureDotEnv, ROOT } from "../scripts/lib.mjs";
+
+ensureDotEnv();
+const require = createRequire(import.meta.url);
+const { createStore, createAccount, insertApiKey } = require(path.join(ROOT, "packages/store/dist/index.js"));
+const { generateApiKey, hashApiKey, keyHint, DEFAULT_SCOPES } = require(path.join(ROOT, "packages/domain/dist/index.js"));
+
+const { values } = parseArgs({ options: { rows: { type: "string", default: "50000" }, port: { type: "string", default: "8290" }, "skip-live": { type: "boolean", default: false } } });
+const N = Number(values.rows);
+const base = `http://127.0.0.1:${values.port}`;
+const children = [];
+const baseEnv = { ...process.env, LOG_LEVEL: "warn", PORT: values.port, WEB_CONCURRENCY: "1" };
+
+function start(name, env) {
+  const child = spawn(process.execPath, [path.join(ROOT, ...name.split("/"))], { env, stdio: ["ignore", "ignore", "inherit"] });
+  children.push(child);
+  return child;
+}
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const rssMb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
+
+async function keyFor(mode) {
+  const store = createStore({ databaseUrl: process.env.DATABASE_URL, poolSize: 1 });
+  const { id } = await createAccount(store.pool, { name: `bench-${mode}`, balanceMicros: 1_000_000_000_000n });
+  const key = generateApiKey(mode);
+  await insertApiKey(store.pool, { accountId: id, mode, keyHash: hashApiKey(process.env.KEY_HASH_SECRET, key), hint: keyHint(key), scopes: [...DEFAULT_SCOPES], allowIps: [], dailySpendCapMicros: null, expiresAt: null });
+  await store.close();
+  return key;
+}
+
+// Distinct US numbers, 7 apart (no runs of consecutive numbers).
+const numbers = (n, salt) => Array.from({ length: n }, (_, i) => `+1212${String(2_000_000 + ((i * 7 + salt) % 7_999_999)).padStart(7, "0")}`);
+
+async function call(method, url, key, body) {
+  const t = performance.now();
+  const res = await fetch(url, { method, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: body ? JSON.stringify(body) : undefined });
+  const text = await res.text();
+  return { status: res.status, ms: Math.round(performance.now() - t), body: text.length < 100_000 ? JSON.parse(text || "null") : null, bytes: text.length };
+}
+
+const results = { command: `node bench/jobs.mjs ${process.argv.slice(2).join(" ")}`.trim(), rows: N };
+
+// --- test mode: gateway only -------------------------------------------------
+let prefix = `bench-${randomBytes(3).toString("hex")}`;
+let gateway = start("services/gateway/dist/main.js", { ...baseEnv, REDIS_PREFIX: prefix });
+await sleep(2_000);
+const testKey = await keyFor("test");
+const list = numbers(N, 3);
+results.estimate_test_ms = (await call("POST", `${base}/v1/jobs/estimate`, testKey, { numbers: list, checks: ["number.spam"] })).ms;
+const created = await call("POST", `${base}/v1/jobs`, testKey, { numbers: list, checks: ["number.spam"] });
+results.test_job = { status: created.status, job_status: created.body?.status, ms: created.ms };
+
+for (const format of ["csv", "ndjson"]) {
+  const before = rssMb(gateway.pid);
+  let peak = before;
+  const sampler = setInterval(() => (peak = Math.max(peak, rssMb(gateway.pid))), 20);
+  const dl = await call("GET", `${base}/v1/jobs/${created.body.id}/download?format=${format}`, testKey);
+  clearInterval(sampler);
+  results[`download_${format}`] = { status: dl.status, ms: dl.ms, megabytes: Math.round(dl.bytes / 1e5) / 10, gateway_rss_before_mb: Math.round(before), gateway_rss_peak_mb: Math.round(peak), growth_mb: Math.round(peak - before) };
+}
+gateway.kill("SIGTERM");
+await sleep(1_000);
+
+// --- live mode: simulator at 0 ms, 1 and 2 check-workers ----------------------
+if (!values["skip-live"]) {
+  for (const workers of [1, 2]) {
+    prefix = `bench-${randomBytes(3).toString("hex")}`;
+    const simPort = Number(values.port) + 1;
+    const env = { ...baseEnv, REDIS_PREFIX: prefix, VENDOR_PRIMARY_URL: `http://127.0.0.1:${simPort}`, VENDOR_PRIMARY_KEY: "sim-key" };
+    const run = [
+      start("packages/vendor-simulator/dist/main.js", { ...process.env, SIM_PORT: String(simPort), SIM_LATENCY_MS: "0" }),
+      (gateway = start("services/gateway/dist/main.js", env)),
+      start("services/billing-ledger/dist/main.js", env),
+      ...Array.from({ length: workers }, () => start("services/check-worker/dist/main.js", env)),
+    ];
+    await sleep(3_000);
+    const liveKey = await keyFor("live");
+    const liveList = numbers(N, 11 + workers);
+    if (workers === 1) results.estimate_live_ms = (await call("POST", `${base}/v1/jobs/estimate`, liveKey, { numbers: liveList, checks: ["whatsapp"] })).ms;
+    const t0 = performance.now();
+    const job = await call("POST", `${base}/v1/jobs`, liveKey, { numbers: liveList, checks: ["whatsapp"] });
+    let status = job.body?.status;
+    while (status !== "completed" && status !== "failed" && performance.now() - t0 < 300_000) {
+      status = (await call("GET", `${base}/v1/jobs/${job.body.id}?wait=30`, liveKey)).body?.status;
+    }
+    results[`live_job_${workers}_workers`] = { create_ms: job.ms, status, end_to_end_s: Math.round((performance.now() - t0) / 100) / 10 };
+    for (const c of run) c.kill("SIGTERM");
+    await sleep(2_000);
+  }
+  const one = results.live_job_1_workers.end_to_end_s;
+  const two = results.live_job_2_workers.end_to_end_s;
+  results.speedup_2_vs_1 = Math.round((one / two) * 100) / 100;
+}
+console.log(JSON.stringify(results, null, 2));
+for (const c of children) c.kill("SIGTERM");

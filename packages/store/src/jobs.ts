@@ -1,0 +1,332 @@
+import type pg from "pg";
+import { pipeline } from "node:stream/promises";
+import { Readable } from "node:stream";
+import { from as copyFrom } from "pg-copy-streams";
+import type { CheckResult } from "@svc/domain";
+import type { Sql } from "./db";
+import type { StoredRow } from "./lookups";
+
+export type JobStatus = "queued" | "running" | "completed" | "failed" | "cancelled";
+export const FINAL_JOB_STATUSES: readonly JobStatus[] = ["completed", "failed", "cancelled"];
+
+export type JobRecord = {
+  id: string;
+  account_id: string;
+  api_key_id: string;
+  livemode: boolean;
+  status: JobStatus;
+  checks: string[];
+  total: number;
+  checks_total: number;
+  done: number;
+  conclusive: number;
+  non_billable: number;
+  chunk_count: number;
+  max_cost_micros: bigint | null;
+  estimate: Record<string, unknown>;
+  webhook_endpoint_id: string | null;
+  progress_events: boolean;
+  last_progress_at: Date | null;
+  failure_code: string | null;
+  failure_message: string | null;
+  results_url: string | null;
+  created_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+  cancelled_at: Date | null;
+  purged_at: Date | null;
+  expires_at: Date;
+  reserved_micros: bigint;
+  charged_micros: bigint;
+};
+
+const JOB_COLUMNS = `j.id, j.account_id, j.api_key_id, j.livemode, j.status, j.checks, j.total, j.checks_total, j.done, j.conclusive,
+  j.non_billable, j.chunk_count, j.max_cost_micros, j.estimate, j.webhook_endpoint_id, j.progress_events, j.last_progress_at,
+  j.failure_code, j.failure_message, j.results_url, j.created_at, j.started_at, j.finished_at, j.cancelled_at, j.purged_at, j.expires_at,
+  COALESCE(r.amount_micros - r.charged_micros - r.released_micros, 0)::bigint AS reserved_micros,
+  COALESCE(r.charged_micros, 0)::bigint AS charged_micros`;
+
+export type NewJob = {
+  id: string;
+  accountId: string;
+  apiKeyId: string;
+  livemode: boolean;
+  status: JobStatus;
+  checks: string[];
+  checksTotal: number;
+  counters: { done: number; conclusive: number; nonBillable: number };
+  maxCostMicros: bigint | null;
+  estimate: Record<string, unknown>;
+  webhookEndpointId: string | null;
+  progressEvents: boolean;
+  resultsUrl: string;
+  requestId: string;
+  createdAt: Date;
+  finishedAt: Date | null;
+  expiresAt: Date;
+  rows: StoredRow[];
+  /** Rows per chunk of work (live jobs); 0 = no chunks (test jobs are answered at once). */
+  chunkSize: number;
+};
+
+/**
+ * Stores a job, its rows (in slices, each one statement) and, for live jobs, its
+ * chunks of work, in the caller's transaction.
+ */
+export async function insertJob(client: pg.PoolClient, j: NewJob): Promise<void> {
+  const chunkCount = j.chunkSize > 0 ? Math.ceil(j.rows.length / j.chunkSize) : 0;
+  await client.query(
+    `INSERT INTO jobs (id, account_id, api_key_id, livemode, status, checks, total, checks_total, done, conclusive, non_billable,
+                       chunk_count, max_cost_micros, estimate, webhook_endpoint_id, progress_events, request_id, created_at,
+                       started_at, finished_at, expires_at, results_url)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
+    [
+      j.id, j.accountId, j.apiKeyId, j.livemode, j.status, j.checks, j.rows.length, j.checksTotal, j.counters.done, j.counters.conclusive,
+      j.counters.nonBillable, chunkCount, j.maxCostMicros?.toString() ?? null, JSON.stringify(j.estimate), j.webhookEndpointId, j.progressEvents,
+      j.requestId, j.createdAt, j.finishedAt ? j.createdAt : null, j.finishedAt, j.expiresAt, j.resultsUrl,
+    ],
+  );
+  await copyRows(client, j.id, j.rows);
+  if (chunkCount > 0) {
+    await client.query(
+      `INSERT INTO job_chunks (job_id, chunk_no, first_row, last_row)
+       SELECT $1, n, n * $2 + 1, LEAST((n + 1) * $2, $3) FROM generate_series(0, $4 - 1) AS n`,
+      [j.id, j.chunkSize, j.rows.length, chunkCount],
+    );
+  }
+}
+
+/** COPY text format: backslash escapes, `\N` for NULL. */
+function copyField(value: string | number | null): string {
+  if (value === null) return "\\N";
+  return String(value).replace(/\\/g, "\\\\").replace(/\t/g, "\\t").replace(/\n/g, "\\n").replace(/\r/g, "\\r");
+}
+
+/** Bulk-loads a job's rows with COPY (several times faster than INSERT for 50,000 rows). */
+async function copyRows(client: pg.PoolClient, jobId: string, rows: readonly StoredRow[]): Promise<void> {
+  const id = copyField(jobId);
+  function* lines(): Generator<string> {
+    let batch = "";
+    for (const r of rows) {
+      const pending = r.checks.reduce((n, c) => (c.status === "pending" ? n + 1 : n), 0);
+      batch += `${id}\t${r.row_no}\t${r.kind}\t${copyField(r.input_masked)}\t${copyField(r.e164)}\t${copyField(r.country)}\t${copyField(r.number_status)}\t${copyField(r.email)}\t${copyField(r.email_status)}\t${copyField(JSON.stringify(r.checks))}\t${pending}\n`;
+      if (batch.length > 256 * 1024) {
+        yield batch;
+        batch = "";
+      }
+    }
+    if (batch) yield batch;
+  }
+  const sink = client.query(
+    copyFrom(`COPY result_rows (job_id, row_no, kind, input_masked, e164, country, number_status, email, email_status, checks, pending_checks) FROM STDIN`),
+  );
+  await pipeline(Readable.from(lines()), sink);
+}
+
+export type JobScope = { accountId: string; livemode: boolean; apiKeyId: string | null };
+
+/** A job of the account and mode (and key, for `jobs:read` without `jobs:read_all`), or null. */
+export async function getJob(sql: Sql, id: string, scope: JobScope, now: Date): Promise<JobRecord | null> {
+  const { rows } = await sql.query<JobRecord>(
+    `SELECT ${JOB_COLUMNS} FROM jobs j LEFT JOIN reservations r ON r.job_id = j.id
+     WHERE j.id = $1 AND j.account_id = $2 AND j.livemode = $3 AND ($4::text IS NULL OR j.api_key_id = $4) AND j.expires_at > $5`,
+    [id, scope.accountId, scope.livemode, scope.apiKeyId, now],
+  );
+  return rows[0] ?? null;
+}
+
+export type RowFilter = { service: string; registered?: boolean | null | undefined; status?: string | undefined; kind?: "number" | "email" };
+
+/** One page of a job's rows in input order after `afterRowNo`, optionally filtered on one service's answer. */
+export async function jobRowsPage(sql: Sql, jobId: string, afterRowNo: number, limit: number, filter: RowFilter | null): Promise<StoredRow[]> {
+  const conditions: string[] = [];
+  const params: unknown[] = [jobId, afterRowNo, limit];
+  if (filter && (filter.registered !== undefined || filter.status !== undefined)) {
+    params.push(filter.service);
+    const svc = `$${params.length}`;
+    const inner: string[] = [`c->>'service' = ${svc}`];
+    if (filter.registered !== undefined) {
+      if (filter.registered === null) inner.push(`(c->'registered') = 'null'::jsonb`);
+      else {
+        params.push(filter.registered);
+        inner.push(`(c->>'registered')::boolean = $${params.length}`);
+      }
+    }
+    if (filter.status !== undefined) {
+      params.push(filter.status);
+      inner.push(`c->>'status' = $${params.length}`);
+    }
+    if (filter.kind) {
+      params.push(filter.kind);
+      conditions.push(`r.kind = $${params.length}`);
+    }
+    conditions.push(`EXISTS (SELECT 1 FROM jsonb_array_elements(r.checks) c WHERE ${inner.join(" AND ")})`);
+  }
+  const { rows } = await sql.query<StoredRow>(
+    `SELECT r.row_no, r.kind, r.input_masked, r.e164, r.country, r.number_status, r.email, r.email_status, r.checks
+     FROM result_rows r WHERE r.job_id = $1 AND r.row_no > $2 ${conditions.map((c) => `AND ${c}`).join(" ")}
+     ORDER BY r.row_no LIMIT $3`,
+    params,
+  );
+  return rows;
+}
+
+/** Claims a chunk for processing; null when it is done, cancelled or its job is not running. */
+export async function claimChunk(sql: Sql, jobId: string, chunkNo: number, now: Date, leaseMs: number): Promise<{ first_row: number; last_row: number } | null> {
+  const { rows } = await sql.query<{ first_row: number; last_row: number }>(
+    `UPDATE job_chunks c SET status = 'running', attempts = c.attempts + 1, leased_until = $3, updated_at = $4
+     FROM jobs j
+     WHERE c.job_id = $1 AND c.chunk_no = $2 AND c.status IN ('queued', 'running') AND j.id = c.job_id AND j.status IN ('queued', 'running')
+     RETURNING c.first_row, c.last_row`,
+    [jobId, chunkNo, new Date(now.getTime() + leaseMs), now],
+  );
+  return rows[0] ?? null;
+}
+
+export async function chunkRows(
+  sql: Sql,
+  jobId: string,
+  firstRow: number,
+  lastRow: number,
+): Promise<Array<{ row_no: number; kind: "number" | "email"; e164: string | null; email: string | null; row_status: string; checks: CheckResult[] }>> {
+  const { rows } = await sql.query(
+    `SELECT row_no, kind, e164, email, COALESCE(number_status, email_status) AS row_status, checks
+     FROM result_rows WHERE job_id = $1 AND row_no BETWEEN $2 AND $3 ORDER BY row_no`,
+    [jobId, firstRow, lastRow],
+  );
+  return rows;
+}
+
+export type ChunkOutcome = { job: JobRecord; finished: boolean; progressDue: boolean } | null;
+
+/**
+ * Writes a chunk's answers and counts its progress, exactly once: the chunk must
+ * still be `running` (a duplicate delivery that finished first wins; this one rolls
+ * back). The job row is locked, so two chunks finishing together cannot both miss
+ * that they were the last: the last one completes the job.
+ */
+export async function completeChunk(
+  client: pg.PoolClient,
+  jobId: string,
+  chunkNo: number,
+  results: Array<{ row_no: number; checks: CheckResult[] }>,
+  now: Date,
+): Promise<ChunkOutcome> {
+  await client.query(`SELECT 1 FROM jobs WHERE id = $1 FOR UPDATE`, [jobId]);
+  const done = await client.query(
+    `UPDATE job_chunks SET status = 'done', leased_until = NULL, updated_at = $3 WHERE job_id = $1 AND chunk_no = $2 AND status = 'running'`,
+    [jobId, chunkNo, now],
+  );
+  if (done.rowCount === 0) return null;
+  let checks = 0;
+  let conclusive = 0;
+  for (const r of results) for (const c of r.checks) if (c.status !== "pending") {
+    checks += 1;
+    if (c.billed) conclusive += 1;
+  }
+  await client.query(
+    `UPDATE result_rows r SET checks = u.checks, pending_checks = 0
+     FROM jsonb_to_recordset($2::jsonb) AS u(row_no int, checks jsonb)
+     WHERE r.job_id = $1 AND r.row_no = u.row_no`,
+    [jobId, JSON.stringify(results)],
+  );
+  return finishChunkAccounting(client, jobId, checks, conclusive, now);
+}
+
+/** Adds a chunk's counts to the job and completes the job when no chunk is left (job row locked by the caller). */
+async function finishChunkAccounting(client: pg.PoolClient, jobId: string, checks: number, conclusive: number, now: Date): Promise<ChunkOutcome> {
+  const { rows: left } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM job_chunks WHERE job_id = $1 AND status IN ('queued', 'running')`, [jobId]);
+  const finished = (left[0]?.n ?? 0) === 0;
+  const { rows } = await client.query<{ id: string; progress_due: boolean }>(
+    `UPDATE jobs SET done = done + $2, conclusive = conclusive + $3, non_billable = non_billable + ($2 - $3),
+            status = CASE WHEN $4 AND status IN ('queued', 'running') THEN 'completed' WHEN status = 'queued' THEN 'running' ELSE status END,
+            started_at = COALESCE(started_at, $5),
+            finished_at = CASE WHEN $4 THEN COALESCE(finished_at, $5) ELSE finished_at END
+     WHERE id = $1
+     RETURNING id, (progress_events AND NOT $4 AND (last_progress_at IS NULL OR last_progress_at <= $5::timestamptz - interval '1 minute')) AS progress_due`,
+    [jobId, checks, conclusive, finished, now],
+  );
+  const job = await jobById(client, jobId);
+  if (!job) return null;
+  return { job, finished, progressDue: rows[0]?.progress_due ?? false };
+}
+
+export async function jobById(sql: Sql, jobId: string): Promise<JobRecord | null> {
+  const { rows } = await sql.query<JobRecord>(`SELECT ${JOB_COLUMNS} FROM jobs j LEFT JOIN reservations r ON r.job_id = j.id WHERE j.id = $1`, [jobId]);
+  return rows[0] ?? null;
+}
+
+/**
+ * Cancels a running job: chunks not yet sent to a source are cancelled and their
+ * pending checks marked `cancelled` (free); chunks in flight finish and are billed.
+ * The job is final at once when nothing is in flight. Returns false when the job
+ * was not running.
+ */
+export async function cancelJob(client: pg.PoolClient, jobId: string, now: Date): Promise<boolean> {
+  const { rows } = await client.query(`SELECT status FROM jobs WHERE id = $1 FOR UPDATE`, [jobId]);
+  if (!["queued", "running"].includes(rows[0]?.status)) return false;
+  const { rows: cancelled } = await client.query<{ first_row: number; last_row: number }>(
+    `UPDATE job_chunks SET status = 'cancelled', updated_at = $2 WHERE job_id = $1 AND status = 'queued' RETURNING first_row, last_row`,
+    [jobId, now],
+  );
+  // Every check of a cancelled chunk is done and free: pending ones become `cancelled`,
+  // the rest (invalid, duplicate rows) were final already.
+  let checks = 0;
+  for (const range of cancelled) {
+    await client.query(
+      `UPDATE result_rows SET pending_checks = 0,
+         checks = (SELECT jsonb_agg(CASE WHEN c->>'status' = 'pending' THEN c || '{"status": "cancelled"}'::jsonb ELSE c END ORDER BY ord)
+                   FROM jsonb_array_elements(checks) WITH ORDINALITY AS e(c, ord))
+       WHERE job_id = $1 AND row_no BETWEEN $2 AND $3 AND pending_checks > 0`,
+      [jobId, range.first_row, range.last_row],
+    );
+    const { rows: n } = await client.query<{ n: number }>(
+      `SELECT COALESCE(sum(jsonb_array_length(checks)), 0)::int AS n FROM result_rows WHERE job_id = $1 AND row_no BETWEEN $2 AND $3`,
+      [jobId, range.first_row, range.last_row],
+    );
+    checks += n[0]?.n ?? 0;
+  }
+  const { rows: left } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM job_chunks WHERE job_id = $1 AND status = 'running'`, [jobId]);
+  const inFlight = (left[0]?.n ?? 0) > 0;
+  await client.query(
+    `UPDATE jobs SET status = 'cancelled', cancelled_at = $2, done = done + $3, non_billable = non_billable + $3,
+            finished_at = CASE WHEN $4 THEN finished_at ELSE $2 END
+     WHERE id = $1`,
+    [jobId, now, checks, inFlight],
+  );
+  return true;
+}
+
+/** Deletes a finished job's rows now; later result reads are 404. */
+export async function purgeJobResults(client: pg.PoolClient, jobId: string, now: Date): Promise<boolean> {
+  const { rowCount } = await client.query(
+    `UPDATE jobs SET purged_at = COALESCE(purged_at, $2) WHERE id = $1 AND status IN ('completed', 'failed', 'cancelled')`,
+    [jobId, now],
+  );
+  if (rowCount === 0) return false;
+  await client.query(`DELETE FROM result_rows WHERE job_id = $1`, [jobId]);
+  return true;
+}
+
+/** Marks a job failed (its chunks can never run); unsent rows are released at settlement. */
+export async function failJob(client: pg.PoolClient, jobId: string, code: string, message: string, now: Date): Promise<boolean> {
+  const { rowCount } = await client.query(
+    `UPDATE jobs SET status = 'failed', failure_code = $2, failure_message = $3, finished_at = $4 WHERE id = $1 AND status IN ('queued', 'running')`,
+    [jobId, code, message, now],
+  );
+  if (rowCount === 0) return false;
+  await client.query(`UPDATE job_chunks SET status = 'cancelled', updated_at = $2 WHERE job_id = $1 AND status IN ('queued', 'running')`, [jobId, now]);
+  return true;
+}
+
+/** Chunks whose queue message may be lost: queued for a while, or running past their lease. */
+export async function staleChunks(sql: Sql, now: Date, queuedFor: number, limit = 500): Promise<Array<{ job_id: string; chunk_no: number }>> {
+  const { rows } = await sql.query(
+    `SELECT c.job_id, c.chunk_no FROM job_chunks c JOIN jobs j ON j.id = c.job_id
+     WHERE j.status IN ('queued', 'running')
+       AND ((c.status = 'queued' AND c.updated_at < $2) OR (c.status = 'running' AND c.leased_until < $1))
+     ORDER BY c.updated_at LIMIT $3`,
+    [now, new Date(now.getTime() - queuedFor), limit],
+  );
+  return rows;
+}

@@ -1,0 +1,82 @@
+import { checkDef, isBillable, parseNumber, type Answer, type CheckCode, type CheckResult, type IdentifierStatus } from "@svc/domain";
+import type { CheckRunner, Identifier } from "@svc/sources";
+import { cacheAnswers, cachedAnswers, identifierHash, type Store } from "@svc/store";
+
+/** A stored row with checks still to answer (lookup rows and job rows alike). */
+export type PendingRow = { row_no: number; kind: "number" | "email"; e164: string | null; email: string | null; row_status: string; checks: CheckResult[] };
+
+/** Countries a check covers (`number.spam`: US, CA, DE); others are `unsupported_country`, free. */
+function supported(check: CheckCode, country: string | null): boolean {
+  const countries = checkDef(check).countries;
+  return countries === null || (country !== null && countries.includes(country));
+}
+
+function identifierOf(row: PendingRow): Identifier {
+  const parsed = row.e164 ? parseNumber(row.e164, undefined, { withType: true }) : null;
+  const valid = parsed && parsed.valid ? parsed : null;
+  return {
+    e164: row.e164,
+    email: row.email,
+    domain: row.email ? row.email.slice(row.email.lastIndexOf("@") + 1).toLowerCase() : null,
+    country: valid ? valid.country : null,
+    numberType: valid ? valid.numberType : undefined,
+  };
+}
+
+/**
+ * Answers every pending check of `rows`: from the answer cache first (marked
+ * `cached`, never billed), then, grouped by check, from the check's routes in
+ * batches; fresh conclusive answers go into the cache. Returns each row's full
+ * check list with the pending entries filled in (`billed` set by the one rule).
+ */
+export async function answerRows(
+  deps: { store: Store; runner: CheckRunner; cacheSecret: string; now: () => Date },
+  rows: readonly PendingRow[],
+): Promise<Array<{ row_no: number; checks: CheckResult[] }>> {
+  const started = deps.now();
+  const checks = [...new Set(rows.flatMap((r) => r.checks.filter((c) => c.status === "pending").map((c) => c.service)))];
+  const hashes = new Map(rows.map((r) => [r.row_no, identifierHash(deps.cacheSecret, (r.e164 ?? r.email ?? "") as string)]));
+  const cache = new Map<CheckCode, Awaited<ReturnType<typeof cachedAnswers>>>();
+  for (const check of checks) cache.set(check, await cachedAnswers(deps.store.pool, check, [...hashes.values()], started));
+
+  const fresh = new Map<CheckCode, Array<{ hash: Buffer; answer: Answer }>>();
+  const answers = new Map<string, CheckResult>();
+  const key = (rowNo: number, check: CheckCode) => `${rowNo}|${check}`;
+  await Promise.all(
+    checks.map(async (check) => {
+      const ask: Array<{ row: PendingRow; id: Identifier; hash: Buffer }> = [];
+      for (const row of rows) {
+        if (!row.checks.some((c) => c.service === check && c.status === "pending")) continue;
+        const hash = hashes.get(row.row_no) as Buffer;
+        const hit = cache.get(check)?.get(hash.toString("hex"));
+        if (hit) {
+          answers.set(key(row.row_no, check), { service: check, status: hit.status, registered: hit.registered, attributes: hit.attributes, cached: true, billed: false, checked_at: hit.checkedAt.toISOString() });
+          continue;
+        }
+        const id = identifierOf(row);
+        if (!supported(check, id.country)) {
+          answers.set(key(row.row_no, check), { service: check, status: "unsupported_country", registered: null, attributes: null, cached: false, billed: false, checked_at: started.toISOString() });
+          continue;
+        }
+        ask.push({ row, id, hash });
+      }
+      const got = ask.length > 0 ? await deps.runner.runMany(check, ask.map((a) => a.id)) : [];
+      const at = deps.now().toISOString();
+      ask.forEach(({ row, hash }, i) => {
+        const answer = got[i] as Answer;
+        if (answer.status === "ok") fresh.set(check, [...(fresh.get(check) ?? []), { hash, answer }]);
+        const result: CheckResult = { service: check, status: answer.status, registered: answer.registered, attributes: answer.attributes, cached: false, billed: false, checked_at: at };
+        answers.set(key(row.row_no, check), { ...result, billed: isBillable(row.row_status as IdentifierStatus, result) });
+      });
+    }),
+  );
+
+  const now = deps.now();
+  for (const [check, entries] of fresh) {
+    await cacheAnswers(deps.store.pool, check, entries, now, new Date(now.getTime() + checkDef(check).cacheTtlSeconds * 1000));
+  }
+  return rows.map((row) => ({
+    row_no: row.row_no,
+    checks: row.checks.map((c) => (c.status === "pending" ? (answers.get(key(row.row_no, c.service)) ?? c) : c)),
+  }));
+}

@@ -1,0 +1,75 @@
+import type { Job } from "bullmq";
+import type { WorkerContext } from "@svc/core";
+import { publishCompletion } from "@svc/queues";
+import type { CheckRunner } from "@svc/sources";
+import { chunkRows, claimChunk, completeChunk, failJob, jobById, recordEvent, withTransaction, type JobRecord } from "@svc/store";
+import { answerRows } from "./answer-rows";
+import { jobEventData } from "./job-events";
+
+/** How long a claimed chunk may run before the reconciler assumes its worker died. */
+export const CHUNK_LEASE_MS = 5 * 60_000;
+
+/**
+ * Processes one chunk of a live job: claim it, answer its pending checks through
+ * the same sources as lookups, write the answers and the progress in one
+ * transaction (exactly once, even if the message arrives twice), then hand the
+ * chunk's rows to the billing-ledger. The last chunk completes the job.
+ */
+export async function runJobChunk(ctx: WorkerContext, runner: CheckRunner, cacheSecret: string, jobId: string, chunkNo: number, job?: Job): Promise<void> {
+  try {
+    const claimed = await claimChunk(ctx.store.pool, jobId, chunkNo, ctx.now(), CHUNK_LEASE_MS);
+    if (!claimed) return; // done, cancelled, or the job is no longer running
+    const rows = await chunkRows(ctx.store.pool, jobId, claimed.first_row, claimed.last_row);
+    const results = await answerRows({ store: ctx.store, runner, cacheSecret, now: ctx.now }, rows);
+    const now = ctx.now();
+    const outcome = await withTransaction(ctx.store.pool, async (client) => {
+      const result = await completeChunk(client, jobId, chunkNo, results, now);
+      if (!result) return null;
+      const eventIds: string[] = [];
+      if (result.finished && result.job.status === "completed") eventIds.push(await jobEvent(client, result.job, "job.completed", now));
+      else if (result.progressDue) {
+        await client.query(`UPDATE jobs SET last_progress_at = $2 WHERE id = $1`, [jobId, now]);
+        eventIds.push(await jobEvent(client, result.job, "job.progress", now));
+      }
+      const rsv = await client.query<{ id: string }>(`SELECT id FROM reservations WHERE job_id = $1`, [jobId]);
+      return { ...result, eventIds, reservationId: rsv.rows[0]?.id ?? null };
+    });
+    if (!outcome) return;
+    if (outcome.reservationId) {
+      await ctx.producer.enqueue(
+        "settle.reservation",
+        { reservationId: outcome.reservationId, firstRow: claimed.first_row, lastRow: claimed.last_row },
+        { jobId: `settle-${outcome.reservationId}-${chunkNo}` },
+      );
+    }
+    if (outcome.finished) await publishCompletion(ctx.redis, ctx.prefix, jobId);
+  } catch (err) {
+    // The last attempt: processing cannot go on; the job fails (and says so) instead of hanging.
+    if (job && job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) {
+      await failJobWithEvent(ctx, jobId, "processing_failed", "A part of the job could not be processed.");
+      return;
+    }
+    throw err;
+  }
+}
+
+/** Records job.completed / job.progress / job.failed for the endpoint the job named (none named: no event). */
+async function jobEvent(client: import("pg").PoolClient, job: JobRecord, type: "job.completed" | "job.progress" | "job.failed", now: Date): Promise<string> {
+  if (!job.webhook_endpoint_id) return "";
+  return recordEvent(client, { accountId: job.account_id, livemode: job.livemode, type, endpointId: job.webhook_endpoint_id, createdAt: now, data: jobEventData(job, type) });
+}
+
+export async function failJobWithEvent(ctx: WorkerContext, jobId: string, code: string, message: string): Promise<void> {
+  const now = ctx.now();
+  const failed = await withTransaction(ctx.store.pool, async (client) => {
+    if (!(await failJob(client, jobId, code, message, now))) return false;
+    const job = await jobById(client, jobId);
+    if (job) await jobEvent(client, job, "job.failed", now);
+    return true;
+  });
+  if (!failed) return;
+  ctx.logger.error({ jobId, code }, "job failed");
+  await publishCompletion(ctx.redis, ctx.prefix, jobId);
+  const { rows } = await ctx.store.pool.query<{ id: string }>(`SELECT id FROM reservations WHERE job_id = $1`, [jobId]);
+  if (rows[0]) await ctx.producer.enqueue("settle.reservation", { reservationId: rows[0].id }, { jobId: `settle-${rows[0].id}-failed` });
+}

@@ -1,0 +1,20 @@
+import { ApiError } from "@svc/contract";
+import { isId } from "@svc/domain";
+import { getJob, type JobRecord } from "@svc/store";
+import type { Caller, Deps } from "../context";
+
+/**
+ * The job if the caller may see it: same account and mode, and created by this
+ * key unless it has `jobs:read_all`. Anything else is the same 404.
+ */
+export async function visibleJob(deps: Deps, caller: Caller, id: string, ownOnly?: boolean): Promise<JobRecord> {
+  if (!isId("job", id)) throw new ApiError("not_found", { message: "No such job." });
+  const own = ownOnly ?? !caller.scopes.includes("jobs:read_all");
+  const job = await getJob(deps.store.pool, id, { accountId: caller.accountId, livemode: caller.livemode, apiKeyId: own ? caller.keyId : null }, deps.now());
+  if (!job) throw new ApiError("not_found", { message: "No such job." });
+  return job;
+}
+
+export function requireResults(job: JobRecord): void {
+  if (job.purged_at) throw new ApiError("not_found", { message: "The job's results were deleted." });
+}

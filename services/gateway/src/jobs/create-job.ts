@@ -1,0 +1,114 @@
+import type { Request } from "express";
+import { ApiError } from "@svc/contract";
+import { answerTestRows, initialLiveRows, maskEmailInput, maskNumberInput, newId, parseAmount, type ResultRow } from "@svc/domain";
+import { insertJob, jobById, withTransaction, type NewJob, type StoredRow } from "@svc/store";
+import type { Caller, Deps, Reply } from "../context";
+import type { Handler } from "../http/routes";
+import { refuseIfChecksDown } from "../requests/availability";
+import { planRequest, type IdentifierBody, type Plan } from "../requests/plan";
+import { quote, reserveAndStore, type Quote } from "../requests/reserve";
+import { buildEstimate } from "./estimate";
+import { presentJob } from "./present";
+
+export type JobBody = IdentifierBody & { max_cost?: { amount: string | number }; progress_events?: boolean };
+
+/** How long a live job's money may stay reserved before the sweeper closes it. */
+const LIVE_JOB_RESERVATION_TTL_MS = 7 * 24 * 3600 * 1000;
+
+function maskRow(row: ResultRow): StoredRow {
+  const { input, ...rest } = row;
+  return { ...rest, input_masked: row.kind === "number" ? maskNumberInput(input) : maskEmailInput(input) };
+}
+
+/** POST /v1/jobs/estimate: counts and the maximum cost; stores nothing, calls no source, charges nothing. */
+export function estimateJobHandler(deps: Deps): Handler {
+  return async ({ caller, body }: { caller: Caller | undefined; body: JobBody }) => {
+    if (!caller) throw new ApiError("unauthorized");
+    const plan = await planRequest(deps, caller, body, "estimate");
+    const q = await quote(deps, caller, plan, undefined);
+    return { status: 200, body: await buildEstimate(deps, caller, plan, q) };
+  };
+}
+
+/**
+ * POST /v1/jobs (JSON or CSV upload). Test keys: answered at once, the job is
+ * `completed` in the response (no job.completed event). Live keys: the maximum
+ * cost is reserved together with storing the job, its rows and its chunks; the
+ * chunks go to the check-worker and the response is the `queued` job.
+ */
+export function createJobHandler(deps: Deps): Handler {
+  return async ({ req, caller, body }: { req: Request; caller: Caller | undefined; body: JobBody }) => {
+    if (!caller) throw new ApiError("unauthorized");
+    const plan = await planRequest(deps, caller, body, "job");
+    if (caller.livemode) await refuseIfChecksDown(deps, plan.checks);
+    const q = await quote(deps, caller, plan, body.max_cost);
+    const estimate = await buildEstimate(deps, caller, plan, q);
+    const id = newId("job");
+    const now = deps.now();
+    const base: Omit<NewJob, "status" | "rows" | "counters" | "finishedAt" | "chunkSize"> = {
+      id,
+      accountId: caller.accountId,
+      apiKeyId: caller.keyId,
+      livemode: caller.livemode,
+      checks: plan.checks,
+      checksTotal: plan.checksTotal,
+      maxCostMicros: body.max_cost ? parseAmount(body.max_cost.amount) : null,
+      estimate,
+      webhookEndpointId: plan.webhookEndpointId,
+      progressEvents: body.progress_events ?? false,
+      resultsUrl: `${deps.config.publicBaseUrl}/v1/jobs/${id}/results`,
+      requestId: req.id,
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + caller.retentionDays * 86_400_000),
+    };
+    return caller.livemode ? createLiveJob(deps, req, caller, plan, q, base, estimate) : createTestJob(deps, plan, base, estimate);
+  };
+}
+
+async function createTestJob(deps: Deps, plan: Plan, base: Omit<NewJob, "status" | "rows" | "counters" | "finishedAt" | "chunkSize">, estimate: Record<string, unknown>): Promise<Reply> {
+  const now = deps.now();
+  // Test answers are final at once; in a job a documented outage value reads as a source that could not answer.
+  const rows = answerTestRows(plan.rows, plan.checks, now, true).rows.map((r) => ({
+    ...r,
+    checks: r.checks.map((c) => (c.status === "pending" ? { ...c, status: "unknown" as const } : c)),
+  }));
+  await withTransaction(deps.store.pool, (client) =>
+    insertJob(client, {
+      ...base,
+      status: "completed",
+      // `conclusive` counts billed answers; test answers never are.
+      counters: { done: plan.checksTotal, conclusive: 0, nonBillable: plan.checksTotal },
+      finishedAt: now,
+      rows: rows.map(maskRow),
+      chunkSize: 0,
+    }),
+  );
+  const job = await jobById(deps.store.pool, base.id);
+  if (!job) throw new ApiError("internal_error");
+  return { status: 201, body: presentJob(job, estimate), headers: { Location: `${deps.config.publicBaseUrl}/v1/jobs/${base.id}` } };
+}
+
+async function createLiveJob(
+  deps: Deps,
+  req: Request,
+  caller: Caller,
+  plan: Plan,
+  q: Quote,
+  base: Omit<NewJob, "status" | "rows" | "counters" | "finishedAt" | "chunkSize">,
+  estimate: Record<string, unknown>,
+): Promise<Reply> {
+  const now = deps.now();
+  const rows = initialLiveRows(plan.rows, plan.checks);
+  const chunkSize = deps.config.JOB_CHUNK_ROWS;
+  await reserveAndStore(deps, caller, q, plan.rows.length, { jobId: base.id, expiresAt: new Date(now.getTime() + LIVE_JOB_RESERVATION_TTL_MS) }, (client) =>
+    insertJob(client, { ...base, status: "queued", counters: { done: 0, conclusive: 0, nonBillable: 0 }, finishedAt: null, rows: rows.map(maskRow), chunkSize }),
+  );
+  const chunks = Math.ceil(rows.length / chunkSize);
+  // A lost enqueue is repaired by the check-worker's chunk reconciler.
+  await deps.producer
+    .enqueueMany("job.chunk", Array.from({ length: chunks }, (_, chunkNo) => ({ payload: { jobId: base.id, chunkNo }, jobId: `chunk-${base.id}-${chunkNo}` })))
+    .catch((err) => req.log.warn({ err, jobId: base.id }, "could not enqueue job chunks; the reconciler will"));
+  const job = await jobById(deps.store.pool, base.id);
+  if (!job) throw new ApiError("internal_error");
+  return { status: 201, body: presentJob(job, estimate), headers: { Location: `${deps.config.publicBaseUrl}/v1/jobs/${base.id}` } };
+}

@@ -1,0 +1,128 @@
+import type { Request } from "express";
+import busboy from "busboy";
+import { parse } from "csv-parse/sync";
+import { ApiError, LIMITS } from "@svc/contract";
+import { parseNumber } from "@svc/domain";
+
+const NUMBER_COLUMNS = new Set(["number", "numbers", "phone", "phone_number", "phonenumber", "phone number", "msisdn", "mobile", "telephone", "tel", "e164"]);
+const EMAIL_COLUMNS = new Set(["email", "emails", "e-mail", "email_address", "email address", "mail"]);
+const COUNTRY_COLUMNS = new Set(["country", "country_code", "countrycode"]);
+
+const fileError = (message: string) => new ApiError("invalid_request", { param: "file", message, suggestion: "See docs/csv-upload.md for the accepted layout." });
+
+/**
+ * Reads the identifiers out of an uploaded CSV (docs/csv-upload.md): UTF-8 with or
+ * without BOM, comma, semicolon or tab separated, quoted fields, CRLF or LF. With a
+ * header row, `number`/`phone`/… columns hold numbers, `email`/… columns e-mails,
+ * and a `country` column (ISO alpha-2) reads national numbers in that country;
+ * without one, each cell is an e-mail if it holds an `@`, else a number.
+ */
+export function identifiersFromCsv(file: Buffer): { numbers: string[]; emails: string[] } {
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(file);
+  } catch {
+    throw fileError("The file must be UTF-8 text.");
+  }
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  const firstLine = text.slice(0, Math.max(0, text.search(/\r?\n/)) || text.length);
+  const delimiter = [",", ";", "\t"].map((d) => [d, firstLine.split(d).length] as const).sort((a, b) => b[1] - a[1])[0]?.[0] ?? ",";
+  let records: string[][];
+  try {
+    records = parse(text, { delimiter, relax_column_count: true, skip_empty_lines: true, trim: true, bom: true }) as string[][];
+  } catch {
+    throw fileError("The file is not valid CSV (check quotes and separators).");
+  }
+  const header = records[0]?.map((h) => h.toLowerCase());
+  const hasHeader = Boolean(header?.some((h) => NUMBER_COLUMNS.has(h) || EMAIL_COLUMNS.has(h) || COUNTRY_COLUMNS.has(h)));
+  const numbers: string[] = [];
+  const emails: string[] = [];
+  const push = (list: string[], value: string) => {
+    if (numbers.length + emails.length >= LIMITS.jobIdentifiers + 1) return; // enough to know it is too many
+    list.push(value);
+  };
+  if (hasHeader && header) {
+    const numberCols = header.flatMap((h, i) => (NUMBER_COLUMNS.has(h) ? [i] : []));
+    const emailCols = header.flatMap((h, i) => (EMAIL_COLUMNS.has(h) ? [i] : []));
+    const countryCol = header.findIndex((h) => COUNTRY_COLUMNS.has(h));
+    if (numberCols.length + emailCols.length === 0) throw fileError("The header names no number or e-mail column.");
+    for (const record of records.slice(1)) {
+      const country = countryCol >= 0 ? (record[countryCol] ?? "").toUpperCase() : "";
+      for (const i of numberCols) {
+        const cell = record[i];
+        if (!cell) continue;
+        // A national number with a country on its row is normalised here; everything else is checked as sent.
+        const parsed = /^[A-Z]{2}$/.test(country) ? parseNumber(cell, country) : null;
+        push(numbers, parsed && parsed.valid ? parsed.e164 : cell);
+      }
+      for (const i of emailCols) if (record[i]) push(emails, record[i] as string);
+    }
+  } else {
+    for (const record of records) for (const cell of record) if (cell) push(cell.includes("@") ? emails : numbers, cell);
+  }
+  if (numbers.length + emails.length === 0) throw fileError("The file holds no numbers or e-mail addresses.");
+  if (numbers.length + emails.length > LIMITS.jobIdentifiers) {
+    throw new ApiError("too_many_numbers", { param: "file", message: `At most ${LIMITS.jobIdentifiers} numbers and e-mail addresses per job.` });
+  }
+  return { numbers, emails };
+}
+
+/**
+ * Turns a multipart/form-data job (part `file`, plus fields `checks`, `max_cost`,
+ * `webhook_endpoint_id`, `progress_events`) into the JSON body the job schema
+ * validates, so both forms go through the same validation and idempotency.
+ */
+export function readJobMultipart(req: Request, limitBytes: number): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    let bb: busboy.Busboy;
+    try {
+      bb = busboy({ headers: req.headers, limits: { fileSize: limitBytes, files: 1, fields: 10, fieldSize: 64 * 1024, parts: 12 } });
+    } catch {
+      reject(new ApiError("invalid_request", { param: "file", message: "The multipart body is malformed." }));
+      return;
+    }
+    const fields: Record<string, string[]> = {};
+    const chunks: Buffer[] = [];
+    let sawFile = false;
+    let failed = false;
+    const fail = (err: ApiError) => {
+      if (failed) return;
+      failed = true;
+      req.unpipe(bb);
+      req.resume();
+      reject(err);
+    };
+    bb.on("field", (name, value) => (fields[name] ??= []).push(value));
+    bb.on("file", (name, stream) => {
+      if (name !== "file") {
+        stream.resume();
+        fail(new ApiError("invalid_request", { param: "file", message: "The file must be sent in the part named `file`." }));
+        return;
+      }
+      sawFile = true;
+      stream.on("data", (d: Buffer) => chunks.push(d));
+      stream.on("limit", () => fail(new ApiError("payload_too_large")));
+    });
+    bb.on("filesLimit", () => fail(new ApiError("invalid_request", { param: "file", message: "Send one file per job." })));
+    bb.on("error", () => fail(new ApiError("invalid_request", { param: "file", message: "The multipart body is malformed." })));
+    bb.on("close", () => {
+      if (failed) return;
+      if (!sawFile) return fail(new ApiError("invalid_request", { param: "file", message: "A CSV file in the part `file` is required." }));
+      try {
+        const { numbers, emails } = identifiersFromCsv(Buffer.concat(chunks));
+        const body: Record<string, unknown> = { checks: (fields.checks ?? []).flatMap((c) => c.split(",")).map((c) => c.trim()).filter(Boolean) };
+        if (numbers.length) body.numbers = numbers;
+        if (emails.length) body.emails = emails;
+        if (fields.max_cost?.[0] !== undefined) body.max_cost = { amount: fields.max_cost[0] };
+        if (fields.webhook_endpoint_id?.[0] !== undefined) body.webhook_endpoint_id = fields.webhook_endpoint_id[0];
+        if (fields.progress_events?.[0] !== undefined) body.progress_events = fields.progress_events[0] === "true";
+        const unknown = Object.keys(fields).find((f) => !["checks", "max_cost", "webhook_endpoint_id", "progress_events"].includes(f));
+        if (unknown) return fail(new ApiError("invalid_request", { param: null, message: "The form contains a field this endpoint does not accept." }));
+        resolve(body);
+      } catch (err) {
+        fail(err instanceof ApiError ? err : new ApiError("invalid_request", { param: "file" }));
+      }
+    });
+    req.pipe(bb);
+  });
+}

@@ -1,0 +1,120 @@
+import { Transform, type TransformCallback } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import QueryStream from "pg-query-stream";
+import { ApiError } from "@svc/contract";
+import { CHECKS, type CheckCode, type CheckResult } from "@svc/domain";
+import type { Deps } from "../context";
+import type { Handler } from "../http/routes";
+import { requireResults, visibleJob } from "./access";
+
+type Row = {
+  row_no: number;
+  kind: "number" | "email";
+  input_masked: string;
+  e164: string | null;
+  country: string | null;
+  number_status: string | null;
+  email: string | null;
+  email_status: string | null;
+  checks: CheckResult[];
+};
+
+const RESERVED = new Set(["status", "registered", "billed"]);
+
+/** An attribute's column: `<service>.<attribute>`, or `<service>.attr_<attribute>` where that would clash. */
+export const attributeColumn = (service: CheckCode, attribute: string) => `${service}.${RESERVED.has(attribute) ? `attr_${attribute}` : attribute}`;
+
+/** The CSV header, in the spec's order, for a job's checks. */
+export function csvColumns(checks: readonly CheckCode[]): string[] {
+  const base = ["row_no", "input_masked", "e164", "country", "number_status", "service", "status", "registered", "business", "checked_at", "cached", "billed", "kind", "email", "email_status"];
+  const perService = checks.flatMap((svc) => [`${svc}.status`, `${svc}.registered`, ...CHECKS[svc].attributes.map((a) => attributeColumn(svc, a.name)), `${svc}.billed`]);
+  return [...base, ...perService];
+}
+
+/**
+ * A cell as text, safe for spreadsheets: values that a spreadsheet would run as a
+ * formula (starting with = + - @ or a tab/CR) get a leading apostrophe, unless they
+ * are plain numbers (an E.164 number is data, not a formula).
+ */
+export function csvCell(value: unknown): string {
+  if (value === null || value === undefined) return "";
+  let text = typeof value === "string" ? value : typeof value === "object" ? JSON.stringify(value) : String(value);
+  if (/^[=+\-@\t\r]/.test(text) && !/^[+-]?\d+(\.\d+)?$/.test(text)) text = `'${text}`;
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+function csvLine(row: Row, checks: readonly CheckCode[]): string {
+  const byService = new Map(row.checks.map((c) => [c.service, c]));
+  const primaryCode = checks.find((c) => CHECKS[c].input === row.kind);
+  const primary = primaryCode ? byService.get(primaryCode) : undefined;
+  const cells: unknown[] = [
+    row.row_no,
+    row.input_masked,
+    row.e164,
+    row.country,
+    row.number_status,
+    primary?.service,
+    primary?.status,
+    primary?.registered,
+    primary?.attributes?.business,
+    primary?.checked_at,
+    primary?.cached,
+    primary?.billed,
+    row.kind,
+    row.email,
+    row.email_status,
+  ];
+  for (const svc of checks) {
+    const c = byService.get(svc);
+    cells.push(c?.status, c?.registered, ...CHECKS[svc].attributes.map((a) => c?.attributes?.[a.name]), c?.billed);
+  }
+  return `${cells.map(csvCell).join(",")}\r\n`;
+}
+
+function ndjsonLine(row: Row): string {
+  const { input_masked, ...rest } = row;
+  return `${JSON.stringify({ row_no: rest.row_no, kind: rest.kind, input: input_masked, e164: rest.e164, country: rest.country, number_status: rest.number_status, email: rest.email, email_status: rest.email_status, checks: rest.checks })}\n`;
+}
+
+/**
+ * GET /v1/jobs/{id}/download?format=csv|ndjson: every row in input order, streamed
+ * from a database cursor in batches with backpressure, so memory stays flat
+ * whatever the size of the job.
+ */
+export function downloadJobHandler(deps: Deps): Handler {
+  return async ({ caller, params, query, res, req }) => {
+    if (!caller) throw new ApiError("unauthorized");
+    const job = await visibleJob(deps, caller, params.id ?? "");
+    requireResults(job);
+    const format = query.format as "csv" | "ndjson";
+    const checks = job.checks as CheckCode[];
+    const client = await deps.store.pool.connect();
+    try {
+      const rows = client.query(
+        new QueryStream(
+          `SELECT row_no, kind, input_masked, e164, country, number_status, email, email_status, checks FROM result_rows WHERE job_id = $1 ORDER BY row_no`,
+          [job.id],
+          { batchSize: 1_000 },
+        ),
+      );
+      res.status(200);
+      res.setHeader("Content-Type", format === "csv" ? "text/csv; charset=utf-8" : "application/x-ndjson; charset=utf-8");
+      res.setHeader("Content-Disposition", `attachment; filename="${job.id}.${format}"`);
+      res.setHeader("Cache-Control", "no-store");
+      if (format === "csv") res.write(`${csvColumns(checks).join(",")}\r\n`);
+      const encode = new Transform({
+        writableObjectMode: true,
+        transform(row: Row, _enc: BufferEncoding, done: TransformCallback) {
+          done(null, format === "csv" ? csvLine(row, checks) : ndjsonLine(row));
+        },
+      });
+      await pipeline(rows, encode, res).catch((err) => {
+        if (!res.writableEnded) req.log.warn({ err }, "download interrupted");
+        res.destroy();
+      });
+    } finally {
+      client.release();
+    }
+    return null;
+  };
+}
