@@ -57,11 +57,13 @@ export async function settleReservation(
   // A chunk's settlement looks at its rows only; the closing one looks at everything left.
   const range = closing || !options.rows ? null : options.rows;
 
+  // Rows whose stored checks cannot be read settle nothing; closing releases their money.
   const { rows: resultRows } = await client.query<{ row_no: number; row_status: IdentifierStatus | null; checks: CheckResult[] }>(
     `SELECT r.row_no, COALESCE(r.number_status, r.email_status) AS row_status, r.checks
      FROM result_rows r
      WHERE (r.lookup_id = $1 OR r.job_id = $2)
        AND ($3::int IS NULL OR r.row_no BETWEEN $3 AND $4)
+       AND jsonb_typeof(r.checks) = 'array'
        AND EXISTS (SELECT 1 FROM jsonb_array_elements(r.checks) c WHERE c->>'status' <> 'pending')`,
     [rsv.lookup_id, rsv.job_id, range?.first ?? null, range?.last ?? null],
   );

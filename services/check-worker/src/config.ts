@@ -5,6 +5,8 @@ export const CheckWorkerEnv = Type.Object({
   ...workerEnv(50),
   /** How often to sweep Postgres for work whose queue message was lost. */
   SWEEP_INTERVAL_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 2_000 }),
+  /** A queued job chunk untouched this long is re-enqueued (its message may be lost). */
+  CHUNK_STALE_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 30_000 }),
   /** How often data past its retention period is deleted. */
   PURGE_INTERVAL_MS: Type.Integer({ minimum: 100, maximum: 86_400_000, default: 60_000 }),
   /** Keys the identifier hashes of the answer cache, so cached rows cannot be reversed by enumeration. */

@@ -44,13 +44,26 @@ export async function runJobChunk(ctx: WorkerContext, runner: CheckRunner, cache
     }
     if (outcome.finished) await publishCompletion(ctx.redis, ctx.prefix, jobId);
   } catch (err) {
-    // The last attempt: processing cannot go on; the job fails (and says so) instead of hanging.
-    if (job && job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) {
+    // Processing cannot go on — an error that no retry will fix, or the last attempt
+    // of a transient one: the job fails (and says so) instead of hanging.
+    if (!isTransient(err) || (job && job.attemptsMade + 1 >= (job.opts.attempts ?? 1))) {
+      ctx.logger.error({ err, jobId, chunkNo }, "job chunk cannot be processed");
       await failJobWithEvent(ctx, jobId, "processing_failed", "A part of the job could not be processed.");
       return;
     }
     throw err;
   }
+}
+
+/**
+ * Errors worth retrying: lost connections, timeouts, and Postgres saying "try
+ * again" (connection class 08, serialization failure, deadlock, shutdown,
+ * resources). Anything else (a bug, bad stored data) would fail every retry too.
+ */
+export function isTransient(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== "string") return /timeout|ECONN|EPIPE|socket|Connection/i.test(String((err as Error)?.message ?? ""));
+  return /^(08|53|57P0)/.test(code) || ["40001", "40P01", "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN"].includes(code);
 }
 
 /** Records job.completed / job.progress / job.failed for the endpoint the job named (none named: no event). */

@@ -28,8 +28,8 @@ async function reconcileLiveLookups(ctx: WorkerContext): Promise<void> {
  * emptied, a job given up): enqueue them again; the chunk's own claim makes a
  * duplicate harmless.
  */
-async function reconcileJobChunks(ctx: WorkerContext): Promise<void> {
-  for (const chunk of await staleChunks(ctx.store.pool, ctx.now(), 30_000)) {
+async function reconcileJobChunks(ctx: WorkerContext, staleMs: number): Promise<void> {
+  for (const chunk of await staleChunks(ctx.store.pool, ctx.now(), staleMs)) {
     const jobId = `chunk-${chunk.job_id}-${chunk.chunk_no}`;
     const existing = await ctx.producer.queue(QUEUES.checks).getJob(jobId);
     if (existing && ((await existing.isFailed()) || (await existing.isCompleted()))) await existing.remove();
@@ -63,7 +63,7 @@ startService("check-worker", async () => {
       { name: "advertise routes", everyMs: 10_000, run: (ctx) => runnerFor(ctx).advertise(30_000) },
       { name: "sweep due test lookups", everyMs: config.SWEEP_INTERVAL_MS, run: sweepDueTestLookups },
       { name: "reconcile live lookups", everyMs: Math.max(config.SWEEP_INTERVAL_MS, 5_000), run: reconcileLiveLookups },
-      { name: "reconcile job chunks", everyMs: Math.max(config.SWEEP_INTERVAL_MS, 5_000), run: reconcileJobChunks },
+      { name: "reconcile job chunks", everyMs: Math.max(config.SWEEP_INTERVAL_MS, 5_000), run: (ctx) => reconcileJobChunks(ctx, config.CHUNK_STALE_MS) },
       { name: "purge past retention", everyMs: config.PURGE_INTERVAL_MS, run: purgeRetention },
     ],
   });
