@@ -69,6 +69,7 @@ export const JobSchema = Type.Object(
     }),
     max_cost: Nullable(Type.Ref(MoneySchema)),
     webhook_endpoint_id: Nullable(Type.String()),
+    progress_events: Type.Boolean({ description: "job.progress events were requested." }),
     created_at: Type.String({ format: "date-time" }),
     started_at: Nullable(Type.String({ format: "date-time" })),
     finished_at: Nullable(Type.String({ format: "date-time" })),

@@ -1,6 +1,6 @@
 import type { Request } from "express";
 import { ApiError } from "@svc/contract";
-import { answerTestRows, initialLiveRows, maskEmailInput, maskNumberInput, newId, parseAmount, type ResultRow } from "@svc/domain";
+import { answerTestRows, initialLiveRows, maskEmailInput, maskNumberInput, newId, parseAmount, testProfileFor, type ResultRow } from "@svc/domain";
 import { insertJob, jobById, withTransaction, type NewJob, type StoredRow } from "@svc/store";
 import type { Caller, Deps, Reply } from "../context";
 import type { Handler } from "../http/routes";
@@ -20,11 +20,27 @@ function maskRow(row: ResultRow): StoredRow {
   return { ...rest, input_masked: row.kind === "number" ? maskNumberInput(input) : maskEmailInput(input) };
 }
 
+/** Limits broken by an uploaded file are reported against `file`. */
+async function planForUpload(req: Request, plan: () => Promise<Plan>): Promise<Plan> {
+  try {
+    return await plan();
+  } catch (err) {
+    if (err instanceof ApiError && err.code === "too_many_numbers" && req.is("multipart/form-data")) {
+      throw new ApiError("too_many_numbers", { param: "file", message: err.message });
+    }
+    throw err;
+  }
+}
+
 /** POST /v1/jobs/estimate: counts and the maximum cost; stores nothing, calls no source, charges nothing. */
 export function estimateJobHandler(deps: Deps): Handler {
-  return async ({ caller, body }: { caller: Caller | undefined; body: JobBody }) => {
+  return async ({ req, caller, body }: { req: Request; caller: Caller | undefined; body: JobBody }) => {
     if (!caller) throw new ApiError("unauthorized");
-    const plan = await planRequest(deps, caller, body, "estimate");
+    // An estimate reports the cost rather than refusing on max_cost, but a malformed amount is still an error.
+    if (body.max_cost && parseAmount(body.max_cost.amount) === null) {
+      throw new ApiError("invalid_request", { param: "max_cost.amount", message: "max_cost.amount must be a non-negative decimal amount in USD with at most 6 decimals." });
+    }
+    const plan = await planForUpload(req, () => planRequest(deps, caller, body, "estimate"));
     const q = await quote(deps, caller, plan, undefined);
     return { status: 200, body: await buildEstimate(deps, caller, plan, q) };
   };
@@ -39,7 +55,7 @@ export function estimateJobHandler(deps: Deps): Handler {
 export function createJobHandler(deps: Deps): Handler {
   return async ({ req, caller, body }: { req: Request; caller: Caller | undefined; body: JobBody }) => {
     if (!caller) throw new ApiError("unauthorized");
-    const plan = await planRequest(deps, caller, body, "job");
+    const plan = await planForUpload(req, () => planRequest(deps, caller, body, "job"));
     if (caller.livemode) await refuseIfChecksDown(deps, plan.checks);
     const q = await quote(deps, caller, plan, body.max_cost);
     const estimate = await buildEstimate(deps, caller, plan, q);
@@ -68,10 +84,14 @@ export function createJobHandler(deps: Deps): Handler {
 async function createTestJob(deps: Deps, plan: Plan, base: Omit<NewJob, "status" | "rows" | "counters" | "finishedAt" | "chunkSize">, estimate: Record<string, unknown>): Promise<Reply> {
   const now = deps.now();
   // Test answers are final at once; in a job a documented outage value reads as a source that could not answer.
-  const rows = answerTestRows(plan.rows, plan.checks, now, true).rows.map((r) => ({
-    ...r,
-    checks: r.checks.map((c) => (c.status === "pending" ? { ...c, status: "unknown" as const } : c)),
-  }));
+  const rows = answerTestRows(plan.rows, plan.checks, now, true).rows.map((r, i) => {
+    const prepared = plan.rows[i];
+    const outage = prepared?.status === "valid" && testProfileFor(prepared)?.unavailable === true;
+    return {
+      ...r,
+      checks: r.checks.map((c) => (outage || c.status === "pending" ? { ...c, status: "unknown" as const, registered: null, attributes: null } : c)),
+    };
+  });
   await withTransaction(deps.store.pool, (client) =>
     insertJob(client, {
       ...base,

@@ -103,6 +103,7 @@ export function readJobMultipart(req: Request, limitBytes: number): Promise<Reco
       stream.on("data", (d: Buffer) => chunks.push(d));
       stream.on("limit", () => fail(new ApiError("payload_too_large")));
     });
+    bb.on("fieldsLimit", () => fail(new ApiError("invalid_request", { param: null, message: "The form has too many fields." })));
     bb.on("filesLimit", () => fail(new ApiError("invalid_request", { param: "file", message: "Send one file per job." })));
     bb.on("error", () => fail(new ApiError("invalid_request", { param: "file", message: "The multipart body is malformed." })));
     bb.on("close", () => {
@@ -115,7 +116,11 @@ export function readJobMultipart(req: Request, limitBytes: number): Promise<Reco
         if (emails.length) body.emails = emails;
         if (fields.max_cost?.[0] !== undefined) body.max_cost = { amount: fields.max_cost[0] };
         if (fields.webhook_endpoint_id?.[0] !== undefined) body.webhook_endpoint_id = fields.webhook_endpoint_id[0];
-        if (fields.progress_events?.[0] !== undefined) body.progress_events = fields.progress_events[0] === "true";
+        const progress = fields.progress_events?.[0];
+        if (progress !== undefined) {
+          if (progress !== "true" && progress !== "false") return fail(new ApiError("invalid_request", { param: "progress_events", message: "progress_events must be true or false." }));
+          body.progress_events = progress === "true";
+        }
         const unknown = Object.keys(fields).find((f) => !["checks", "max_cost", "webhook_endpoint_id", "progress_events"].includes(f));
         if (unknown) return fail(new ApiError("invalid_request", { param: null, message: "The form contains a field this endpoint does not accept." }));
         resolve(body);

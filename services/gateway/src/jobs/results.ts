@@ -64,7 +64,8 @@ export function listJobResultsHandler(deps: Deps): Handler {
           ...(query.status !== undefined ? { status: query.status } : {}),
         }
       : null;
-    const listing = `${job.id}|${service}|${query.registered ?? ""}|${query.status ?? ""}`;
+    // Without a filter every service lists the same rows, so the cursor is the job's alone.
+    const listing = filtered ? `${job.id}|${service}|${query.registered ?? ""}|${query.status ?? ""}` : job.id;
     const after = query.after !== undefined ? decodeCursor(deps.config.KEY_HASH_SECRET, listing, query.after) : 0;
     requireResults(job);
     const limit = query.limit ?? DEFAULT_PAGE;
