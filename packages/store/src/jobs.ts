@@ -40,9 +40,12 @@ export type JobRecord = {
   charged_micros: bigint;
 };
 
-const JOB_COLUMNS = `j.id, j.account_id, j.api_key_id, j.livemode, j.status, j.checks, j.total, j.checks_total, j.done, j.conclusive,
+const JOB_BASE_COLUMNS = `j.id, j.account_id, j.api_key_id, j.livemode, j.status, j.checks, j.total, j.checks_total, j.done, j.conclusive,
   j.non_billable, j.chunk_count, j.max_cost_micros, j.estimate, j.webhook_endpoint_id, j.progress_events, j.last_progress_at,
-  j.failure_code, j.failure_message, j.results_url, j.created_at, j.started_at, j.finished_at, j.cancelled_at, j.purged_at, j.expires_at,
+  j.failure_code, j.failure_message, j.results_url, j.created_at, j.started_at, j.finished_at, j.cancelled_at, j.purged_at, j.expires_at`;
+
+/** The job with its money (from its reservation). */
+const JOB_COLUMNS = `${JOB_BASE_COLUMNS},
   COALESCE(r.amount_micros - r.charged_micros - r.released_micros, 0)::bigint AS reserved_micros,
   COALESCE(r.charged_micros, 0)::bigint AS charged_micros`;
 
@@ -202,8 +205,8 @@ export type ChunkOutcome = { job: JobRecord; finished: boolean; progressDue: boo
 /**
  * Writes a chunk's answers and counts its progress, exactly once: the chunk must
  * still be `running` (a duplicate delivery that finished first wins; this one rolls
- * back). The job row is locked, so two chunks finishing together cannot both miss
- * that they were the last: the last one completes the job.
+ * back). The job row is locked before the last-chunk check, so two chunks
+ * finishing together cannot both miss that they were the last.
  */
 export async function completeChunk(
   client: pg.PoolClient,
@@ -212,7 +215,8 @@ export async function completeChunk(
   results: Array<{ row_no: number; checks: CheckResult[] }>,
   now: Date,
 ): Promise<ChunkOutcome> {
-  await client.query(`SELECT 1 FROM jobs WHERE id = $1 FOR UPDATE`, [jobId]);
+  // The chunk row first (no contention between chunks); the job row — shared by
+  // every chunk of the job — only at the end, so its lock is held briefly.
   const done = await client.query(
     `UPDATE job_chunks SET status = 'done', leased_until = NULL, updated_at = $3 WHERE job_id = $1 AND chunk_no = $2 AND status = 'running'`,
     [jobId, chunkNo, now],
@@ -233,22 +237,29 @@ export async function completeChunk(
   return finishChunkAccounting(client, jobId, checks, conclusive, now);
 }
 
-/** Adds a chunk's counts to the job and completes the job when no chunk is left (job row locked by the caller). */
+/**
+ * Adds a chunk's counts to the job in one UPDATE (the job row is locked only from
+ * here to COMMIT). Every check is counted exactly once, so the job is finished
+ * exactly when `done` reaches `checks_total` — for a cancelled job too, whose
+ * cancelled checks were counted when it was cancelled.
+ */
 async function finishChunkAccounting(client: pg.PoolClient, jobId: string, checks: number, conclusive: number, now: Date): Promise<ChunkOutcome> {
-  const { rows: left } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM job_chunks WHERE job_id = $1 AND status IN ('queued', 'running')`, [jobId]);
-  const finished = (left[0]?.n ?? 0) === 0;
-  const { rows } = await client.query<{ id: string; progress_due: boolean }>(
-    `UPDATE jobs SET done = done + $2, conclusive = conclusive + $3, non_billable = non_billable + ($2 - $3),
-            status = CASE WHEN $4 AND status IN ('queued', 'running') THEN 'completed' WHEN status = 'queued' THEN 'running' ELSE status END,
-            started_at = COALESCE(started_at, $5),
-            finished_at = CASE WHEN $4 THEN COALESCE(finished_at, $5) ELSE finished_at END
-     WHERE id = $1
-     RETURNING id, (progress_events AND NOT $4 AND (last_progress_at IS NULL OR last_progress_at <= $5::timestamptz - interval '1 minute')) AS progress_due`,
-    [jobId, checks, conclusive, finished, now],
+  const { rows } = await client.query<JobRecord & { progress_due: boolean; finished_now: boolean }>(
+    `UPDATE jobs j SET done = j.done + $2, conclusive = j.conclusive + $3, non_billable = j.non_billable + ($2 - $3),
+            status = CASE WHEN j.done + $2 >= j.checks_total AND j.status IN ('queued', 'running') THEN 'completed'
+                          WHEN j.status = 'queued' THEN 'running' ELSE j.status END,
+            started_at = COALESCE(j.started_at, $4),
+            finished_at = CASE WHEN j.done + $2 >= j.checks_total THEN COALESCE(j.finished_at, $4) ELSE j.finished_at END
+     WHERE j.id = $1
+     RETURNING ${JOB_BASE_COLUMNS}, 0::bigint AS reserved_micros, 0::bigint AS charged_micros,
+       (j.progress_events AND j.done < j.checks_total AND (j.last_progress_at IS NULL OR j.last_progress_at <= $4::timestamptz - interval '1 minute')) AS progress_due,
+       (j.done >= j.checks_total) AS finished_now`,
+    [jobId, checks, conclusive, now],
   );
-  const job = await jobById(client, jobId);
-  if (!job) return null;
-  return { job, finished, progressDue: rows[0]?.progress_due ?? false };
+  const row = rows[0];
+  if (!row) return null;
+  const { progress_due, finished_now, ...job } = row;
+  return { job, finished: finished_now, progressDue: progress_due };
 }
 
 export async function jobById(sql: Sql, jobId: string): Promise<JobRecord | null> {

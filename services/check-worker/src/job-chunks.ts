@@ -22,6 +22,7 @@ export async function runJobChunk(ctx: WorkerContext, runner: CheckRunner, cache
     const rows = await chunkRows(ctx.store.pool, jobId, claimed.first_row, claimed.last_row);
     const results = await answerRows({ store: ctx.store, runner, cacheSecret, now: ctx.now }, rows);
     const now = ctx.now();
+    const { rows: rsv } = await ctx.store.pool.query<{ id: string }>(`SELECT id FROM reservations WHERE job_id = $1`, [jobId]);
     const outcome = await withTransaction(ctx.store.pool, async (client) => {
       const result = await completeChunk(client, jobId, chunkNo, results, now);
       if (!result) return null;
@@ -31,8 +32,7 @@ export async function runJobChunk(ctx: WorkerContext, runner: CheckRunner, cache
         await client.query(`UPDATE jobs SET last_progress_at = $2 WHERE id = $1`, [jobId, now]);
         eventIds.push(await jobEvent(client, result.job, "job.progress", now));
       }
-      const rsv = await client.query<{ id: string }>(`SELECT id FROM reservations WHERE job_id = $1`, [jobId]);
-      return { ...result, eventIds, reservationId: rsv.rows[0]?.id ?? null };
+      return { ...result, eventIds, reservationId: rsv[0]?.id ?? null };
     });
     if (!outcome) return;
     if (outcome.reservationId) {

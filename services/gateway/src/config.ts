@@ -30,7 +30,7 @@ export const GatewayEnv = Type.Object({
   /** Helper threads that validate big lists of numbers (0 = all on the main thread). */
   PARSE_THREADS: Type.Integer({ minimum: 0, maximum: 16, default: 1 }),
   /** Rows per unit of work of a live job (one queue message each). */
-  JOB_CHUNK_ROWS: Type.Integer({ minimum: 10, maximum: 10_000, default: 500 }),
+  JOB_CHUNK_ROWS: Type.Integer({ minimum: 10, maximum: 10_000, default: 1_000 }),
   /** Longest a request may hold for `wait` (the spec allows 30 s). */
   MAX_WAIT_SECONDS: Type.Integer({ minimum: 0, maximum: 30, default: 30 }),
 });
