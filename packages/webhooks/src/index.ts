@@ -1,0 +1,7 @@
+export * from "./address-policy";
+export * from "./url-check";
+export * from "./signing";
+export * from "./secrets";
+export * from "./deliver";
+export * from "./retry-schedule";
+export * from "./settings";
