@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { databaseUrl, REDIS_URL, withAdmin } from "./pg-admin";
 
 export type TestEnv = {
@@ -50,6 +50,7 @@ export function serviceEnv(env: TestEnv, extra: Record<string, string> = {}): Re
     REDIS_PREFIX: env.redisPrefix,
     KEY_HASH_SECRET: env.keyHashSecret,
     CACHE_HASH_SECRET: `${env.keyHashSecret}-cache`,
+    DATA_ENCRYPTION_KEY: createHash("sha256").update(`${env.keyHashSecret}-data`).digest("base64"),
     SHUTDOWN_TIMEOUT_MS: "10000",
     ...extra,
   };

@@ -12,6 +12,12 @@ import { ensurePublicSandbox } from "../../services/gateway/src/bootstrap";
 import { loadGatewayConfig } from "../../services/gateway/src/config";
 import type { Deps } from "../../services/gateway/src/context";
 import { createTestEnv, serviceEnv, type TestEnv } from "./env";
+import type { Resolve } from "@svc/webhooks";
+
+/** Tests never query a real resolver: host names fail unless a test injects answers. */
+const noResolver: Resolve = async () => {
+  throw new Error("no DNS in tests");
+};
 
 export type TestGateway = {
   env: TestEnv;
@@ -30,7 +36,7 @@ export type TestGateway = {
  * The gateway application in this process, listening on a real loopback port,
  * wired to the real Postgres and Redis of a fresh test environment.
  */
-export async function startTestGateway(options: { env?: TestEnv; config?: Record<string, string>; host?: string } = {}): Promise<TestGateway> {
+export async function startTestGateway(options: { env?: TestEnv; config?: Record<string, string>; host?: string; resolveHost?: Resolve } = {}): Promise<TestGateway> {
   const env = options.env ?? (await createTestEnv());
   const config = loadGatewayConfig({ ...serviceEnv(env), PORT: "0", TEST_KEY_POW_DIFFICULTY: "4", ...options.config });
   const logger = createLogger("gateway-test", process.env.TEST_LOG_LEVEL ?? "silent");
@@ -47,7 +53,7 @@ export async function startTestGateway(options: { env?: TestEnv; config?: Record
   const invalidator = new CacheInvalidator(env.databaseUrl, caches, logger);
   await invalidator.start();
   let fixedNow: Date | null = null;
-  const deps: Deps = { config, logger, store, redis, producer, waiter, caches, accountTurns: new KeyedSemaphore(config.ACCOUNT_CONCURRENCY), parsePool, now: () => fixedNow ?? new Date() };
+  const deps: Deps = { config, logger, store, redis, producer, waiter, caches, accountTurns: new KeyedSemaphore(config.ACCOUNT_CONCURRENCY), parsePool, resolveHost: options.resolveHost ?? noResolver, now: () => fixedNow ?? new Date() };
   // Listen first so the app is built knowing its real base URL (poll URLs, doc links).
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, options.host ?? "127.0.0.1", resolve));

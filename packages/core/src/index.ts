@@ -1,2 +1,3 @@
 export * from "./complete-test-lookup";
 export * from "./worker-service";
+export * from "./notify-dispatcher";

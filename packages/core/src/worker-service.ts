@@ -22,6 +22,8 @@ export type WorkerServiceOptions<Q extends QueueName> = {
   config: CommonEnv & { CONCURRENCY: number; JOB_LOCK_MS: number };
   handlers: (ctx: WorkerContext) => Handlers<Q>;
   periodic?: PeriodicTask[];
+  /** Releases the service's own resources, after running jobs finished. */
+  close?: () => Promise<void>;
 };
 
 /**
@@ -78,6 +80,7 @@ export async function runWorkerService<Q extends QueueName>(opts: WorkerServiceO
     await Promise.all([...running]);
   });
   shutdown.register("finish running jobs", 20, () => worker.close());
+  if (opts.close) shutdown.register("close service resources", 25, opts.close);
   shutdown.register("close queues", 30, () => producer.close());
   shutdown.register("close redis", 40, async () => {
     await Promise.all([redis.quit().catch(() => undefined), blocking.quit().catch(() => undefined)]);

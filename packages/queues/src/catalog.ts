@@ -47,6 +47,18 @@ export const JOBS = {
     payload: Type.Object({ jobId: Id("job"), chunkNo: Type.Integer({ minimum: 0 }) }, { additionalProperties: false }),
     attempts: 10,
   },
+  /** Plan an event's deliveries and make the first attempts (sent after the event's transaction commits). */
+  "event.dispatch": {
+    queue: QUEUES.webhooks,
+    payload: Type.Object({ eventId: Id("evt") }, { additionalProperties: false }),
+    attempts: 10,
+  },
+  /** One attempt of one delivery, when it is due (retries, released held events). */
+  "delivery.attempt": {
+    queue: QUEUES.webhooks,
+    payload: Type.Object({ deliveryId: Type.String({ pattern: "^[1-9][0-9]{0,18}$" }) }, { additionalProperties: false }),
+    attempts: 5,
+  },
 } as const satisfies Record<string, { queue: QueueName; payload: TObject; attempts: number }>;
 
 export type JobName = keyof typeof JOBS;

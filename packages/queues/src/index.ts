@@ -3,3 +3,4 @@ export * from "./connection";
 export * from "./producer";
 export * from "./consumer";
 export * from "./notifier";
+export * from "./events";

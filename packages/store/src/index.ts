@@ -16,3 +16,5 @@ export * from "./keyed-semaphore";
 export * from "./retention";
 export * from "./spam-reports";
 export * from "./jobs";
+export * from "./webhook-endpoints";
+export * from "./webhook-deliveries";

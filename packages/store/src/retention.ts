@@ -1,11 +1,15 @@
 import type { Sql } from "./db";
 
-export type PurgeCounts = { lookups: number; jobs: number; cache: number; idempotency: number; usage: number };
+export type PurgeCounts = { lookups: number; jobs: number; cache: number; idempotency: number; usage: number; events: number };
+
+/** Events, their deliveries and attempts are kept this long (deliveries end within 24 h). */
+export const EVENT_RETENTION_DAYS = 30;
 
 /**
  * Deletes what has passed its retention period, in small batches so it never holds
  * long locks: lookups (with their rows), finished jobs' rows, expired cache entries
- * and idempotency records, and usage days older than the account's retention.
+ * and idempotency records, usage days older than the account's retention, and
+ * webhook events (with deliveries and attempts) older than EVENT_RETENTION_DAYS.
  * Safe to run from every replica at once (SKIP LOCKED).
  */
 export async function purgeExpired(sql: Sql, now: Date, batch = 1_000): Promise<PurgeCounts> {
@@ -30,5 +34,16 @@ export async function purgeExpired(sql: Sql, now: Date, batch = 1_000): Promise<
      WHERE a.id = d.account_id AND d.day < ($1::timestamptz AT TIME ZONE 'UTC')::date - a.retention_days`,
     [now],
   );
-  return { lookups: lookups.rowCount ?? 0, jobs: jobs.rowCount ?? 0, cache: cache.rowCount ?? 0, idempotency: idempotency.rowCount ?? 0, usage: usage.rowCount ?? 0 };
+  const events = await sql.query(
+    `DELETE FROM events WHERE id IN (SELECT id FROM events WHERE created_at <= $1::timestamptz - make_interval(days => $3) LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+    [now, batch, EVENT_RETENTION_DAYS],
+  );
+  return {
+    lookups: lookups.rowCount ?? 0,
+    jobs: jobs.rowCount ?? 0,
+    cache: cache.rowCount ?? 0,
+    idempotency: idempotency.rowCount ?? 0,
+    usage: usage.rowCount ?? 0,
+    events: events.rowCount ?? 0,
+  };
 }

@@ -53,8 +53,19 @@ export async function checkWebhookUrl(raw: string, resolve: Resolve, policy: Add
   return { url, hostname, addresses };
 }
 
-/** The system resolver, all addresses of both families. */
-export async function systemResolve(hostname: string): Promise<string[]> {
-  const { lookup } = await import("node:dns/promises");
-  return (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
+/** The system resolver (every address of both families), giving up after `timeoutMs`. */
+export function systemResolver(timeoutMs = 5_000): Resolve {
+  return async (hostname) => {
+    const { lookup } = await import("node:dns/promises");
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error("DNS timeout")), timeoutMs);
+    });
+    try {
+      const found = await Promise.race([lookup(hostname, { all: true, verbatim: true }), deadline]);
+      return found.map((a) => a.address);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
 }

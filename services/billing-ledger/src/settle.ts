@@ -1,4 +1,4 @@
-import type { WorkerContext } from "@svc/core";
+import { notifyDispatcher, type WorkerContext } from "@svc/core";
 import { KeyedSemaphore, reservationsToSweep, settleReservation, withTransaction } from "@svc/store";
 
 /**
@@ -16,6 +16,7 @@ export async function settle(ctx: WorkerContext, reservationId: string, range?: 
   const accountId = rows[0]?.account_id;
   if (!accountId) return;
   const result = await accountTurns.run(accountId, () => withTransaction(ctx.store.pool, (client) => settleReservation(client, reservationId, ctx.now(), range ? { rows: range } : {})));
+  await notifyDispatcher(ctx, result.eventIds);
   if (result.settledPairs > 0 || result.closed) {
     ctx.logger.info(
       { reservationId, pairs: result.settledPairs, charged: result.chargedMicros.toString(), released: result.releasedMicros.toString(), closed: result.closed },

@@ -1,5 +1,5 @@
 import type { Job } from "bullmq";
-import type { WorkerContext } from "@svc/core";
+import { notifyDispatcher, type WorkerContext } from "@svc/core";
 import { publishCompletion } from "@svc/queues";
 import type { CheckRunner } from "@svc/sources";
 import { chunkRows, claimChunk, completeChunk, failJob, jobById, recordEvent, withTransaction, type JobRecord } from "@svc/store";
@@ -35,6 +35,7 @@ export async function runJobChunk(ctx: WorkerContext, runner: CheckRunner, cache
       return { ...result, eventIds, reservationId: rsv[0]?.id ?? null };
     });
     if (!outcome) return;
+    await notifyDispatcher(ctx, outcome.eventIds);
     if (outcome.reservationId) {
       await ctx.producer.enqueue(
         "settle.reservation",
@@ -75,13 +76,13 @@ async function jobEvent(client: import("pg").PoolClient, job: JobRecord, type: "
 export async function failJobWithEvent(ctx: WorkerContext, jobId: string, code: string, message: string): Promise<void> {
   const now = ctx.now();
   const failed = await withTransaction(ctx.store.pool, async (client) => {
-    if (!(await failJob(client, jobId, code, message, now))) return false;
+    if (!(await failJob(client, jobId, code, message, now))) return null;
     const job = await jobById(client, jobId);
-    if (job) await jobEvent(client, job, "job.failed", now);
-    return true;
+    return { eventId: job ? await jobEvent(client, job, "job.failed", now) : "" };
   });
   if (!failed) return;
   ctx.logger.error({ jobId, code }, "job failed");
+  await notifyDispatcher(ctx, [failed.eventId]);
   await publishCompletion(ctx.redis, ctx.prefix, jobId);
   const { rows } = await ctx.store.pool.query<{ id: string }>(`SELECT id FROM reservations WHERE job_id = $1`, [jobId]);
   if (rows[0]) await ctx.producer.enqueue("settle.reservation", { reservationId: rows[0].id }, { jobId: `settle-${rows[0].id}-failed` });

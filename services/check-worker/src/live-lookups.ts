@@ -1,4 +1,4 @@
-import { lookupCompletedData, type WorkerContext } from "@svc/core";
+import { lookupCompletedData, notifyDispatcher, type WorkerContext } from "@svc/core";
 import type { CheckResult } from "@svc/domain";
 import { publishCompletion } from "@svc/queues";
 import type { CheckRunner } from "@svc/sources";
@@ -37,6 +37,7 @@ export async function runLiveLookup(ctx: WorkerContext, runner: CheckRunner, cac
   });
   if (!outcome) return;
   await publishCompletion(ctx.redis, ctx.prefix, lookupId);
+  await notifyDispatcher(ctx, [outcome.eventId]);
   if (outcome.reservationId) {
     await ctx.producer.enqueue("settle.reservation", { reservationId: outcome.reservationId }, { jobId: `settle-${outcome.reservationId}` });
   }

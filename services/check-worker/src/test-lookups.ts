@@ -1,4 +1,4 @@
-import { completeTestLookup, type WorkerContext } from "@svc/core";
+import { completeTestLookup, notifyDispatcher, type WorkerContext } from "@svc/core";
 import { publishCompletion } from "@svc/queues";
 import { dueTestLookups } from "@svc/store";
 
@@ -7,6 +7,7 @@ export async function completeDueTestLookup(ctx: WorkerContext, lookupId: string
   const done = await completeTestLookup(ctx.store, lookupId, ctx.now());
   if (done.completed) {
     await publishCompletion(ctx.redis, ctx.prefix, lookupId);
+    await notifyDispatcher(ctx, [done.eventId]);
     ctx.logger.info({ lookupId, eventId: done.eventId }, "test lookup completed");
   }
 }

@@ -16,6 +16,7 @@ import { deleteJobHandler, getJobHandler } from "./jobs/read-job";
 import { listJobResultsHandler } from "./jobs/results";
 import { downloadJobHandler } from "./jobs/download";
 import { readJobMultipart } from "./jobs/csv-upload";
+import { createEndpointHandler, deleteEndpointHandler, listEndpointsHandler, testEndpointHandler, updateEndpointHandler } from "./webhooks/endpoints";
 
 export function handlers(deps: Deps): Handlers {
   return {
@@ -35,6 +36,11 @@ export function handlers(deps: Deps): Handlers {
     deleteJob: deleteJobHandler(deps),
     listJobResults: listJobResultsHandler(deps),
     downloadJobResults: downloadJobHandler(deps),
+    listWebhookEndpoints: listEndpointsHandler(deps),
+    createWebhookEndpoint: createEndpointHandler(deps),
+    updateWebhookEndpoint: updateEndpointHandler(deps),
+    deleteWebhookEndpoint: deleteEndpointHandler(deps),
+    testWebhookEndpoint: testEndpointHandler(deps),
   };
 }
 

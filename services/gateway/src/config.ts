@@ -1,7 +1,9 @@
 import { commonEnv, loadConfig, Type, type Static } from "@svc/config";
+import { webhookEnv, webhookSettings, type WebhookSettings } from "@svc/webhooks";
 
 export const GatewayEnv = Type.Object({
   ...commonEnv,
+  ...webhookEnv,
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
   HOST: Type.String({ default: "0.0.0.0" }),
   /** Base URL clients use (poll URLs, Location, doc links). Defaults to http://localhost:PORT. */
@@ -34,7 +36,7 @@ export const GatewayEnv = Type.Object({
   /** Longest a request may hold for `wait` (the spec allows 30 s). */
   MAX_WAIT_SECONDS: Type.Integer({ minimum: 0, maximum: 30, default: 30 }),
 });
-export type GatewayConfig = Static<typeof GatewayEnv> & { publicBaseUrl: string; trustedProxies: string[] };
+export type GatewayConfig = Static<typeof GatewayEnv> & { publicBaseUrl: string; trustedProxies: string[]; webhooks: WebhookSettings };
 
 export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
   const c = loadConfig(GatewayEnv, env);
@@ -42,5 +44,6 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): Gateway
     ...c,
     publicBaseUrl: (c.PUBLIC_BASE_URL ?? `http://localhost:${c.PORT}`).replace(/\/$/, ""),
     trustedProxies: c.TRUSTED_PROXIES.split(",").map((s) => s.trim()).filter(Boolean),
+    webhooks: webhookSettings(c),
   };
 }

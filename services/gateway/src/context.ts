@@ -3,6 +3,7 @@ import type { KeyMode, Scope } from "@svc/domain";
 import type { KeyedSemaphore, Store } from "@svc/store";
 import type { CompletionWaiter, Producer } from "@svc/queues";
 import type { Redis } from "ioredis";
+import type { Resolve } from "@svc/webhooks";
 import type { GatewayCaches } from "./cache/caches";
 import type { GatewayConfig } from "./config";
 import type { ParsePool } from "./requests/parse-pool";
@@ -21,6 +22,8 @@ export type Deps = {
   accountTurns: KeyedSemaphore;
   /** Helper threads for validating big lists of numbers. */
   parsePool: ParsePool;
+  /** Resolves webhook URL hosts (injectable: tests never query a real resolver). */
+  resolveHost: Resolve;
   /** Injectable clock (tests move time; production uses the wall clock). */
   now: () => Date;
 };

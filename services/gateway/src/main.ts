@@ -10,6 +10,7 @@ import { ParsePool } from "./requests/parse-pool";
 import { ensurePublicSandbox } from "./bootstrap";
 import { loadGatewayConfig } from "./config";
 import type { Deps } from "./context";
+import { systemResolver } from "@svc/webhooks";
 
 /**
  * The API gateway: validates, authorises and enqueues; it only produces to queues.
@@ -38,7 +39,7 @@ async function main(): Promise<void> {
   const invalidator = new CacheInvalidator(config.DATABASE_URL, caches, logger);
   await invalidator.start();
 
-  const deps: Deps = { config, logger, store, redis, producer, waiter, caches, accountTurns: new KeyedSemaphore(config.ACCOUNT_CONCURRENCY), parsePool, now: () => new Date() };
+  const deps: Deps = { config, logger, store, redis, producer, waiter, caches, accountTurns: new KeyedSemaphore(config.ACCOUNT_CONCURRENCY), parsePool, resolveHost: systemResolver(5_000), now: () => new Date() };
   const server = createServer();
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;

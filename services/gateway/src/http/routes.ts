@@ -71,6 +71,9 @@ function routeChain(deps: Deps, route: RouteDef, handler: Handler, renderError: 
   if (route.auth !== "none") chain.push(authenticate(deps, route.auth), rateLimit(deps));
   chain.push((req, _res, next) => {
     try {
+      if (route.scopes?.includes("webhooks:manage") && req.caller?.isSandbox) {
+        throw new ApiError("invalid_request", { message: "Webhooks are not available with the public sandbox key." });
+      }
       if (route.scopes && req.caller) requireScope(req.caller, route.scopes);
       next();
     } catch (err) {

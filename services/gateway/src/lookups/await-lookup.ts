@@ -1,5 +1,5 @@
 import { ApiError } from "@svc/contract";
-import { completeTestLookup } from "@svc/core";
+import { completeTestLookup, notifyDispatcher } from "@svc/core";
 import { getLookup, type LookupRecord, type StoredRow } from "@svc/store";
 import { publishCompletion } from "@svc/queues";
 import type { Caller, Deps } from "../context";
@@ -15,6 +15,7 @@ async function completeIfDue(deps: Deps, lookup: LookupRecord): Promise<boolean>
   const done = await completeTestLookup(deps.store, lookup.id, deps.now());
   if (done.completed) {
     await publishCompletion(deps.redis, deps.config.REDIS_PREFIX, lookup.id).catch(() => undefined);
+    await notifyDispatcher(deps, [done.eventId]);
   }
   return true;
 }

@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { ApiError } from "@svc/contract";
+import { notifyDispatcher } from "@svc/core";
 import { maxCostMicros, money, newId, parseAmount, toUnitPrices, type CheckCode, type InputKind } from "@svc/domain";
 import { markCapReached, recordEvent, reserveAndCommit, withTransaction, type ReservationRefusal } from "@svc/store";
 import { offersFor } from "../cache/offers";
@@ -42,8 +43,8 @@ async function refusal(deps: Deps, caller: Caller, reason: ReservationRefusal, d
   if (reason === "insufficient_balance") {
     return new ApiError("insufficient_balance", { suggestion: "Top up the balance, or send fewer identifiers or checks." });
   }
-  await withTransaction(deps.store.pool, async (client) => {
-    if (!(await markCapReached(client, reason, { accountId: caller.accountId, apiKeyId: caller.keyId }, day))) return;
+  const eventId = await withTransaction(deps.store.pool, async (client) => {
+    if (!(await markCapReached(client, reason, { accountId: caller.accountId, apiKeyId: caller.keyId }, day))) return null;
     const { rows } = await client.query<{ ids: number | null; spend: bigint | null; key_spend: bigint | null; hint: string }>(
       `SELECT a.daily_identifiers_cap AS ids, a.daily_spend_cap_micros AS spend, k.daily_spend_cap_micros AS key_spend, k.hint
        FROM accounts a JOIN api_keys k ON k.account_id = a.id WHERE k.id = $1`,
@@ -51,7 +52,7 @@ async function refusal(deps: Deps, caller: Caller, reason: ReservationRefusal, d
     );
     const caps = rows[0];
     const limit = reason === "daily_identifiers_cap" ? String(caps?.ids ?? "") : money((reason === "key_daily_spend_cap" ? caps?.key_spend : caps?.spend) ?? 0n).amount;
-    await recordEvent(client, {
+    return recordEvent(client, {
       accountId: caller.accountId,
       livemode: true,
       type: "limits.cap_reached",
@@ -66,6 +67,7 @@ async function refusal(deps: Deps, caller: Caller, reason: ReservationRefusal, d
       },
     });
   });
+  await notifyDispatcher(deps, [eventId]);
   const retryAfterSeconds = secondsUntilUtcMidnight(now);
   if (reason === "key_daily_spend_cap") {
     return new ApiError("spend_cap_reached", { message: "This key's daily spend cap is reached; it resets at 00:00 UTC.", retryAfterSeconds });

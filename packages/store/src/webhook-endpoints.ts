@@ -1,0 +1,165 @@
+import { randomBytes } from "node:crypto";
+import { newId } from "@svc/domain";
+import type pg from "pg";
+import { withTransaction, type Sql } from "./db";
+import { recordEvent } from "./events";
+
+export type EndpointStatus = "pending_verification" | "active";
+
+export type EndpointRecord = {
+  id: string;
+  account_id: string;
+  livemode: boolean;
+  url: string;
+  events: string[];
+  status: EndpointStatus;
+  created_at: Date;
+  verified_at: Date | null;
+};
+
+const COLUMNS = `id, account_id, livemode, url, events, status, created_at, verified_at`;
+
+/** An unanswered endpoint is challenged again this often. */
+export const VERIFICATION_INTERVAL_MS = 3600_000;
+
+/** Limit per account and mode (spec: Limits). */
+export const MAX_ENDPOINTS_PER_MODE = 20;
+
+type Owner = { accountId: string; livemode: boolean };
+
+/** Records the ownership challenge for the endpoint's current URL (a new event each time, with a new challenge). */
+export function recordVerificationEvent(client: Sql, owner: Owner, endpointId: string, now: Date): Promise<string> {
+  return recordEvent(client, {
+    ...owner,
+    type: "webhook.verification",
+    endpointId,
+    createdAt: now,
+    data: { object: "webhook_endpoint", id: endpointId, challenge: randomBytes(18).toString("base64url") },
+  });
+}
+
+export async function listEndpoints(sql: Sql, owner: Owner): Promise<EndpointRecord[]> {
+  const { rows } = await sql.query<EndpointRecord>(
+    `SELECT ${COLUMNS} FROM webhook_endpoints WHERE account_id = $1 AND livemode = $2 AND deleted_at IS NULL ORDER BY created_at, id`,
+    [owner.accountId, owner.livemode],
+  );
+  return rows;
+}
+
+export async function findEndpoint(sql: Sql, owner: Owner, id: string, lock = false): Promise<EndpointRecord | null> {
+  const { rows } = await sql.query<EndpointRecord>(
+    `SELECT ${COLUMNS} FROM webhook_endpoints WHERE id = $1 AND account_id = $2 AND livemode = $3 AND deleted_at IS NULL${lock ? " FOR UPDATE" : ""}`,
+    [id, owner.accountId, owner.livemode],
+  );
+  return rows[0] ?? null;
+}
+
+/**
+ * Creates an endpoint (pending verification) and its first challenge, unless the
+ * account already has the maximum for this mode. Creations for one account and
+ * mode are serialised by an advisory lock so two at once cannot both take the
+ * twentieth place (the hot account row is left alone).
+ */
+export async function createEndpoint(
+  client: pg.PoolClient,
+  input: Owner & { url: string; events: string[]; secretEncrypted: Buffer; now: Date },
+): Promise<{ endpoint: EndpointRecord; eventId: string } | "limit_reached"> {
+  await client.query(`SELECT pg_advisory_xact_lock(hashtext('webhook_endpoints:' || $1 || ':' || $2::text))`, [input.accountId, input.livemode]);
+  const { rows: count } = await client.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM webhook_endpoints WHERE account_id = $1 AND livemode = $2 AND deleted_at IS NULL`,
+    [input.accountId, input.livemode],
+  );
+  if ((count[0]?.n ?? 0) >= MAX_ENDPOINTS_PER_MODE) return "limit_reached";
+  const id = newId("webhookEndpoint");
+  const { rows } = await client.query<EndpointRecord>(
+    `INSERT INTO webhook_endpoints (id, account_id, livemode, url, events, status, secret_encrypted, created_at, url_changed_at, next_verification_at)
+     VALUES ($1, $2, $3, $4, $5, 'pending_verification', $6, $7, $7, $8)
+     RETURNING ${COLUMNS}`,
+    [id, input.accountId, input.livemode, input.url, input.events, input.secretEncrypted, input.now, new Date(input.now.getTime() + VERIFICATION_INTERVAL_MS)],
+  );
+  const eventId = await recordVerificationEvent(client, input, id, input.now);
+  return { endpoint: rows[0] as EndpointRecord, eventId };
+}
+
+/**
+ * Changes the URL and/or the subscribed events. A new URL must be verified again:
+ * the endpoint goes back to pending_verification, a new challenge is recorded, and
+ * deliveries waiting for it are held until it is verified (held events expire 24 h
+ * after they happened). Returns the challenge's event id when one was recorded.
+ */
+export async function updateEndpoint(
+  client: pg.PoolClient,
+  owner: Owner,
+  id: string,
+  change: { url?: string; events?: string[]; now: Date },
+): Promise<{ endpoint: EndpointRecord; eventId: string | null } | null> {
+  const current = await findEndpoint(client, owner, id, true);
+  if (!current) return null;
+  const urlChanged = change.url !== undefined && change.url !== current.url;
+  const { rows } = await client.query<EndpointRecord>(
+    `UPDATE webhook_endpoints SET
+       events = COALESCE($2, events),
+       url = CASE WHEN $3 THEN $4 ELSE url END,
+       status = CASE WHEN $3 THEN 'pending_verification' ELSE status END,
+       verified_at = CASE WHEN $3 THEN NULL ELSE verified_at END,
+       url_changed_at = CASE WHEN $3 THEN $5 ELSE url_changed_at END,
+       next_verification_at = CASE WHEN $3 THEN $6 ELSE next_verification_at END
+     WHERE id = $1 RETURNING ${COLUMNS}`,
+    [id, change.events ?? null, urlChanged, change.url ?? null, change.now, new Date(change.now.getTime() + VERIFICATION_INTERVAL_MS)],
+  );
+  if (!urlChanged) return { endpoint: rows[0] as EndpointRecord, eventId: null };
+  // Undelivered events wait for the new URL; challenges and tests for the old URL are moot.
+  await client.query(
+    `UPDATE webhook_deliveries d SET status = CASE WHEN ev.type LIKE 'webhook.%' THEN 'cancelled' ELSE 'held' END,
+       next_attempt_at = NULL, updated_at = $2
+     FROM events ev WHERE d.endpoint_id = $1 AND d.status = 'pending' AND ev.id = d.event_id`,
+    [id, change.now],
+  );
+  const eventId = await recordVerificationEvent(client, owner, id, change.now);
+  return { endpoint: rows[0] as EndpointRecord, eventId };
+}
+
+/** Deletes an endpoint: hidden from lists, and nothing not yet sent is delivered. False when there is none. */
+export async function deleteEndpoint(client: pg.PoolClient, owner: Owner, id: string, now: Date): Promise<boolean> {
+  const { rowCount } = await client.query(
+    `UPDATE webhook_endpoints SET deleted_at = $4, next_verification_at = NULL WHERE id = $1 AND account_id = $2 AND livemode = $3 AND deleted_at IS NULL`,
+    [id, owner.accountId, owner.livemode, now],
+  );
+  if (!rowCount) return false;
+  await client.query(
+    `UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL, updated_at = $2 WHERE endpoint_id = $1 AND status IN ('pending', 'held')`,
+    [id, now],
+  );
+  return true;
+}
+
+/** Records a webhook.test event for the endpoint (delivered even before verification). */
+export function recordTestEvent(client: Sql, owner: Owner, endpointId: string, now: Date): Promise<string> {
+  return recordEvent(client, {
+    ...owner,
+    type: "webhook.test",
+    endpointId,
+    createdAt: now,
+    data: { object: "webhook_endpoint", id: endpointId, message: "This is a test event sent from the API." },
+  });
+}
+
+/**
+ * Records a new challenge for every endpoint still unverified an hour after the
+ * last one, and schedules the next. Safe from several replicas at once.
+ */
+export function resendDueVerifications(pool: pg.Pool, now: Date, limit = 100): Promise<string[]> {
+  return withTransaction(pool, async (client) => {
+    const { rows } = await client.query<{ id: string; account_id: string; livemode: boolean }>(
+      `UPDATE webhook_endpoints SET next_verification_at = $2
+       WHERE id IN (SELECT id FROM webhook_endpoints
+                    WHERE status = 'pending_verification' AND deleted_at IS NULL AND next_verification_at <= $1
+                    ORDER BY next_verification_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+       RETURNING id, account_id, livemode`,
+      [now, new Date(now.getTime() + VERIFICATION_INTERVAL_MS), limit],
+    );
+    const eventIds: string[] = [];
+    for (const e of rows) eventIds.push(await recordVerificationEvent(client, { accountId: e.account_id, livemode: e.livemode }, e.id, now));
+    return eventIds;
+  });
+}

@@ -1,0 +1,109 @@
+import { ApiError } from "@svc/contract";
+import { notifyDispatcher } from "@svc/core";
+import {
+  createEndpoint,
+  deleteEndpoint,
+  findEndpoint,
+  listEndpoints,
+  MAX_ENDPOINTS_PER_MODE,
+  recordTestEvent,
+  updateEndpoint,
+  withTransaction,
+  type EndpointRecord,
+} from "@svc/store";
+import { checkWebhookUrl, encryptSecret, newSigningSecret, WebhookUrlError } from "@svc/webhooks";
+import type { Caller, Deps } from "../context";
+import type { Handler } from "../http/routes";
+
+type EndpointBody = { url?: string; events?: string[] };
+
+/** The API shape of an endpoint; `secret` only in the creation response. */
+export function presentEndpoint(e: EndpointRecord, secret?: string): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    id: e.id,
+    object: "webhook_endpoint",
+    url: e.url,
+    events: e.events,
+    status: e.status,
+    livemode: e.livemode,
+    created_at: e.created_at.toISOString(),
+    verified_at: e.verified_at ? e.verified_at.toISOString() : null,
+  };
+  if (secret !== undefined) body.secret = secret;
+  return body;
+}
+
+const owner = (caller: Caller) => ({ accountId: caller.accountId, livemode: caller.livemode });
+
+/** `https://` only, resolving only to public addresses: checked here and again at every delivery. */
+async function acceptableUrl(deps: Deps, url: string): Promise<string> {
+  try {
+    const checked = await checkWebhookUrl(url, deps.resolveHost, deps.config.webhooks.policy);
+    return checked.url.toString();
+  } catch (err) {
+    if (err instanceof WebhookUrlError) throw new ApiError("invalid_request", { param: "url", message: err.message });
+    throw err;
+  }
+}
+
+/** GET /v1/webhook_endpoints: the key's mode, deleted ones left out. */
+export function listEndpointsHandler(deps: Deps): Handler {
+  return async ({ caller }) => {
+    if (!caller) throw new ApiError("unauthorized");
+    const endpoints = await listEndpoints(deps.store.pool, owner(caller));
+    return { status: 200, body: { object: "list", data: endpoints.map((e) => presentEndpoint(e)) } };
+  };
+}
+
+/** POST /v1/webhook_endpoints: pending verification, the secret shown once, the first challenge queued. */
+export function createEndpointHandler(deps: Deps): Handler {
+  return async ({ caller, body }: { caller: Caller | undefined; body: Required<EndpointBody> }) => {
+    if (!caller) throw new ApiError("unauthorized");
+    const url = await acceptableUrl(deps, body.url);
+    const secret = newSigningSecret();
+    const created = await withTransaction(deps.store.pool, (client) =>
+      createEndpoint(client, { ...owner(caller), url, events: body.events, secretEncrypted: encryptSecret(deps.config.webhooks.dataKey, secret), now: deps.now() }),
+    );
+    if (created === "limit_reached") {
+      throw new ApiError("invalid_request", { message: `An account can have at most ${MAX_ENDPOINTS_PER_MODE} webhook endpoints per mode; delete one first.` });
+    }
+    await notifyDispatcher(deps, [created.eventId]);
+    return { status: 201, body: presentEndpoint(created.endpoint, secret) };
+  };
+}
+
+/** PATCH /v1/webhook_endpoints/{id}: a new URL is verified again; events wait for it. */
+export function updateEndpointHandler(deps: Deps): Handler {
+  return async ({ caller, body, params }: { caller: Caller | undefined; body: EndpointBody; params: Record<string, string> }) => {
+    if (!caller) throw new ApiError("unauthorized");
+    const url = body.url === undefined ? undefined : await acceptableUrl(deps, body.url);
+    const updated = await withTransaction(deps.store.pool, (client) => updateEndpoint(client, owner(caller), params.id ?? "", { url, events: body.events, now: deps.now() }));
+    if (!updated) throw new ApiError("not_found", { message: "No such webhook endpoint." });
+    await notifyDispatcher(deps, [updated.eventId]);
+    return { status: 200, body: presentEndpoint(updated.endpoint) };
+  };
+}
+
+/** DELETE /v1/webhook_endpoints/{id}: 204; nothing not yet sent is delivered. */
+export function deleteEndpointHandler(deps: Deps): Handler {
+  return async ({ caller, params }) => {
+    if (!caller) throw new ApiError("unauthorized");
+    const deleted = await withTransaction(deps.store.pool, (client) => deleteEndpoint(client, owner(caller), params.id ?? "", deps.now()));
+    if (!deleted) throw new ApiError("not_found", { message: "No such webhook endpoint." });
+    return { status: 204 };
+  };
+}
+
+/** POST /v1/webhook_endpoints/{id}/test: 202; a signed webhook.test goes out even before verification. */
+export function testEndpointHandler(deps: Deps): Handler {
+  return async ({ caller, params }) => {
+    if (!caller) throw new ApiError("unauthorized");
+    const eventId = await withTransaction(deps.store.pool, async (client) => {
+      const endpoint = await findEndpoint(client, owner(caller), params.id ?? "");
+      return endpoint ? recordTestEvent(client, owner(caller), endpoint.id, deps.now()) : null;
+    });
+    if (!eventId) throw new ApiError("not_found", { message: "No such webhook endpoint." });
+    await notifyDispatcher(deps, [eventId]);
+    return { status: 202, body: { object: "event", id: eventId, type: "webhook.test" } };
+  };
+}

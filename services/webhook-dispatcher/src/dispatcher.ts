@@ -1,0 +1,142 @@
+import type { Logger } from "@svc/runtime";
+import type { Producer } from "@svc/queues";
+import {
+  activateEndpoint,
+  expireHeldDeliveries,
+  leaseDeliveries,
+  planEvent,
+  recordAttempt,
+  resendDueVerifications,
+  undispatchedEvents,
+  type DeliveryTask,
+  type Store,
+} from "@svc/store";
+import { decryptSecret, deliveryWindowMs, nextRetryAt, signWebhook, type WebhookTransport } from "@svc/webhooks";
+import { envelope } from "./envelope";
+
+export type DispatcherDeps = {
+  store: Store;
+  producer: Producer;
+  logger: Logger;
+  transport: Pick<WebhookTransport, "deliver">;
+  dataKey: Buffer;
+  /** How long an attempt holds its delivery: the attempt's deadline plus room for the writes around it. */
+  leaseMs: number;
+  /** Injectable clock and jitter: tests walk the whole retry schedule without waiting. */
+  now: () => Date;
+  random?: () => number;
+};
+
+const USER_AGENT = "svc-validate-webhooks/1";
+
+/**
+ * Plans and attempts webhook deliveries. Every step is safe to repeat: an event
+ * is planned once (the plan and the event's `dispatched_at` are one statement), an
+ * attempt needs the delivery's lease, and an attempt's outcome is written in one
+ * statement. A process killed mid-attempt leaves a lease that runs out; the next
+ * attempt carries the same `webhook-id` (the event id).
+ */
+export class Dispatcher {
+  constructor(private readonly deps: DispatcherDeps) {}
+
+  /** A new event: plan its deliveries and make the first attempts now. */
+  async dispatchEvent(eventId: string): Promise<void> {
+    const now = this.deps.now();
+    const planned = await planEvent(this.deps.store.pool, eventId, now, this.deps.leaseMs);
+    // Already planned (a repeated message, or a crash after planning): attempt what is due and unleased.
+    const tasks = planned ?? (await leaseDeliveries(this.deps.store.pool, { eventId }, now, this.deps.leaseMs));
+    await Promise.all(tasks.map((t) => this.attempt(t)));
+  }
+
+  /** A retry, or a held delivery just released: attempt it if it is still due and free. */
+  async attemptDelivery(deliveryId: string): Promise<void> {
+    const tasks = await leaseDeliveries(this.deps.store.pool, { deliveryId }, this.deps.now(), this.deps.leaseMs);
+    await Promise.all(tasks.map((t) => this.attempt(t)));
+  }
+
+  /**
+   * The safety net, from Postgres alone: events never planned, deliveries overdue
+   * (their queue message lost), held deliveries past 24 h, and the hourly
+   * challenge to endpoints still unverified.
+   */
+  async sweep(graceMs: number, limit = 200): Promise<void> {
+    const now = this.deps.now();
+    const cutoff = new Date(now.getTime() - graceMs);
+    const pool = this.deps.store.pool;
+    for (const eventId of await undispatchedEvents(pool, cutoff, limit)) {
+      await this.dispatchEvent(eventId).catch((err) => this.deps.logger.error({ err, eventId }, "event not dispatched"));
+    }
+    const overdue = await leaseDeliveries(pool, { dueBefore: cutoff, limit }, now, this.deps.leaseMs);
+    // One delivery that cannot be attempted must not hold up the others.
+    const results = await Promise.allSettled(overdue.map((t) => this.attempt(t)));
+    for (const r of results) if (r.status === "rejected") this.deps.logger.error({ err: r.reason }, "overdue delivery not attempted");
+    const expired = await expireHeldDeliveries(pool, now);
+    if (expired > 0) this.deps.logger.info({ expired }, "held deliveries expired (24 h)");
+    const challenges = await resendDueVerifications(pool, now);
+    for (const eventId of challenges) await this.dispatchEvent(eventId);
+  }
+
+  private async attempt(task: DeliveryTask): Promise<void> {
+    const { logger, store } = this.deps;
+    const attemptNo = task.attempts + 1;
+    const startedAt = this.deps.now();
+    const body = envelope(task);
+    const timestamp = Math.floor(startedAt.getTime() / 1000);
+    let secret: string;
+    try {
+      secret = decryptSecret(this.deps.dataKey, task.secret_encrypted);
+    } catch {
+      // An operator error, not the receiver's: no attempt is counted and the lease runs out.
+      throw new Error("cannot decrypt the endpoint's signing secret: DATA_ENCRYPTION_KEY differs from the gateway's");
+    }
+    const outcome = await this.deps.transport.deliver({
+      url: task.url,
+      body,
+      headers: {
+        "content-type": "application/json",
+        "user-agent": USER_AGENT,
+        "webhook-id": task.event_id,
+        "webhook-timestamp": String(timestamp),
+        "webhook-signature": signWebhook(secret, task.event_id, timestamp, body),
+      },
+    });
+    const now = this.deps.now();
+    const retryAt = outcome.ok
+      ? null
+      : nextRetryAt({ eventCreatedAt: task.event_created_at, attemptsMade: attemptNo, now, windowMs: deliveryWindowMs(task.event_type), random: this.deps.random });
+    const status = await recordAttempt(store.pool, {
+      deliveryId: task.delivery_id,
+      attemptNo,
+      startedAt,
+      durationMs: outcome.durationMs,
+      statusCode: outcome.statusCode,
+      error: outcome.error,
+      succeeded: outcome.ok,
+      retryAt,
+      now,
+    });
+    const log = { deliveryId: task.delivery_id, eventId: task.event_id, endpointId: task.endpoint_id, type: task.event_type, attemptNo, statusCode: outcome.statusCode, ms: outcome.durationMs };
+    if (outcome.ok) logger.debug(log, "webhook delivered");
+    else logger.info({ ...log, error: outcome.error, retryAt, status }, "webhook attempt failed");
+
+    if (status === "pending" && retryAt) {
+      await this.schedule(task.delivery_id, `attempt-${task.delivery_id}-${attemptNo + 1}`, retryAt.getTime() - now.getTime());
+    }
+    if (status === "succeeded" && task.event_type === "webhook.verification") {
+      const released = await activateEndpoint(store.pool, task.endpoint_id, task.event_created_at, now);
+      if (released) {
+        logger.info({ endpointId: task.endpoint_id, released: released.length }, "webhook endpoint verified");
+        for (const id of released) await this.schedule(id, `release-${id}`, 0);
+      }
+    }
+  }
+
+  /** Queues an attempt; if Redis is away, the sweep finds the delivery once it is overdue. */
+  private async schedule(deliveryId: string, jobId: string, delayMs: number): Promise<void> {
+    try {
+      await this.deps.producer.enqueue("delivery.attempt", { deliveryId }, { jobId, delayMs: Math.max(0, delayMs) });
+    } catch (err) {
+      this.deps.logger.warn({ err, deliveryId }, "attempt not queued (the sweep will find it)");
+    }
+  }
+}
