@@ -1,3 +1,5 @@
+import { spawnSync } from "node:child_process";
+import path from "node:path";
 import { DEFAULT_SCOPES } from "@svc/domain";
 import { accountWithKey, bearer, type TestKey } from "../support/fixtures";
 import { startService, type RunningService } from "../support/fleet";
@@ -103,6 +105,50 @@ describe("webhooks through the fleet", () => {
     expect(receiver.requests.filter(at("/fleet-job", "balance.low"))).toHaveLength(0);
     expect(receiver.requests.filter(at("/fleet-balance", "job.completed"))).toHaveLength(0);
   }, 45_000);
+
+  it("lets an operator list every attempt of an event and redeliver it from the CLI", async () => {
+    const admin = (...args: string[]) => {
+      const res = spawnSync(process.execPath, [path.resolve(__dirname, "..", "..", "packages", "admin", "dist", "cli.js"), ...args], {
+        cwd: "/",
+        env: { PATH: process.env.PATH ?? "", DATABASE_URL: gw.env.databaseUrl, KEY_HASH_SECRET: gw.env.keyHashSecret },
+        encoding: "utf8",
+      });
+      return { status: res.status, stderr: res.stderr, json: () => JSON.parse(res.stdout) };
+    };
+    const k = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "test", scopes: MANAGE });
+    const ep = await verifiedEndpoint(k, "/fleet-cli", ["lookup.completed"]);
+    receiver.reply = (_r, res) => void res.writeHead(503).end();
+    const fired = (await gw.http().post(`/v1/webhook_endpoints/${ep.id}/test`).set(bearer(k.key))).body;
+    await receiver.waitFor(at("/fleet-cli", "webhook.test"));
+    const failed = await eventually(async () => {
+      const out = admin("webhook", "attempts", "--event", fired.id).json();
+      return out.deliveries[0]?.attempts.length === 1 ? out : undefined;
+    }, 5_000, "attempt recorded");
+    expect(failed).toMatchObject({
+      object: "event_deliveries",
+      event: { id: fired.id, type: "webhook.test", account_id: k.accountId, livemode: false },
+      deliveries: [{ endpoint_id: ep.id, status: "pending", attempts: [{ attempt_no: 1, status_code: 503, error: "http_error", succeeded: false }] }],
+    });
+    expect(typeof failed.deliveries[0].attempts[0].duration_ms).toBe("number");
+
+    receiver.reply = (_r, res) => void res.writeHead(200).end();
+    const redelivered = admin("webhook", "redeliver", "--event", fired.id);
+    expect([redelivered.status, redelivered.json().deliveries]).toEqual([0, 1]);
+    const again = await receiver.waitFor(at("/fleet-cli", "webhook.test"), 2, 10_000);
+    expect(verifyDelivery<Envelope>(ep.secret, again).id).toBe(fired.id);
+    const done = await eventually(async () => {
+      const out = admin("webhook", "attempts", "--event", fired.id).json();
+      return out.deliveries[0]?.status === "succeeded" ? out : undefined;
+    }, 5_000, "redelivery recorded");
+    expect(done.deliveries[0].attempts.map((a: { status_code: number }) => a.status_code)).toEqual([503, 200]);
+    // A delivered event can be sent again on request, still under the same webhook-id.
+    admin("webhook", "redeliver", "--event", fired.id);
+    expect((await receiver.waitFor(at("/fleet-cli", "webhook.test"), 3, 10_000)).headers["webhook-id"]).toBe(fired.id);
+
+    const unknown = admin("webhook", "attempts", "--event", "evt_doesnotexist0000");
+    expect([unknown.status, unknown.stderr]).toEqual([2, expect.stringMatching(/no event/)]);
+    expect(admin("webhook", "redeliver").status).toBe(2);
+  }, 40_000);
 
   it("a dispatcher killed mid-delivery: the next one delivers the same webhook-id again", async () => {
     const k = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "test", scopes: MANAGE });

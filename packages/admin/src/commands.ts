@@ -8,6 +8,7 @@ import { balanceChange } from "./commands/balance";
 import { checkSwitch, priceSet } from "./commands/prices";
 import { ledgerReconcile } from "./commands/reconcile";
 import { spamImport } from "./commands/spam-import";
+import { webhookAttempts, webhookRedeliver } from "./commands/webhooks";
 
 export { CliError };
 
@@ -26,6 +27,8 @@ const COMMANDS: Record<string, Command> = {
   "check disable": checkSwitch(false),
   "ledger reconcile": ledgerReconcile,
   "spam import": spamImport,
+  "webhook attempts": webhookAttempts,
+  "webhook redeliver": webhookRedeliver,
 };
 
 export const USAGE = `usage: npm run admin -- <command> [--flags]
@@ -41,6 +44,8 @@ export const USAGE = `usage: npm run admin -- <command> [--flags]
   ledger reconcile --account ID
   spam import --source ftc|fcc|regulator|community|unassigned --file PATH [--format csv|tsv] [--country US|CA|DE]
                            (--country: national numbers of regulator/community/unassigned files; see docs/spam-importers.md)
+  webhook attempts --event ID                                (every delivery of an event and each attempt)
+  webhook redeliver --event ID                               (send the event again, same webhook-id)
 Amounts are US dollars, e.g. 25 or 12.50.`;
 
 export async function runCommand(argv: string[], ctx: CliContext): Promise<Record<string, unknown>> {
