@@ -39,7 +39,7 @@ export type TransportOptions = {
   timeoutMs?: number;
   /** At most this much of a response body is read; the rest is cut off. */
   maxResponseBytes?: number;
-  /** Idle keep-alive connections kept per endpoint address. */
+  /** Idle keep-alive connections kept per endpoint address (at least the dispatcher's concurrency). */
   maxFreeSockets?: number;
 };
 
@@ -83,15 +83,18 @@ export class WebhookTransport {
   private readonly agent: PinnedAgent;
   private readonly timeoutMs: number;
   private readonly maxResponseBytes: number;
-  private readonly ca: string[] | undefined;
+  /** Built once: a `ca` list on each request would be copied into every pool key and every new context. */
+  private readonly secureContext: tls.SecureContext | undefined;
 
   constructor(private readonly options: TransportOptions) {
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.maxResponseBytes = options.maxResponseBytes ?? 64 * 1024;
-    this.ca = options.extraCa?.length ? [...tls.rootCertificates, ...options.extraCa] : undefined;
+    this.secureContext = options.extraCa?.length ? tls.createSecureContext({ ca: [...tls.rootCertificates, ...options.extraCa] }) : undefined;
     this.agent = new PinnedAgent(options.connect ?? directConnector, {
       keepAlive: true,
-      maxFreeSockets: options.maxFreeSockets ?? 16,
+      maxFreeSockets: options.maxFreeSockets ?? 256,
+      // Idle connections are dropped after a while; receivers close theirs sooner anyway.
+      timeout: 60_000,
       scheduling: "lifo",
     });
   }
@@ -125,7 +128,7 @@ export class WebhookTransport {
         path: `${url.pathname}${url.search}`,
         // SNI carries host names only; certificate checks still use `host`.
         servername: net.isIP(hostname) ? "" : hostname,
-        ca: this.ca,
+        secureContext: this.secureContext,
         pinnedAddress: addresses[0],
         headers: { ...request.headers, "content-length": String(Buffer.byteLength(request.body)) },
       } as https.RequestOptions);
