@@ -73,19 +73,19 @@ describe("webhooks through the fleet", () => {
     expect(verifyDelivery<Envelope>(ep.secret, got)).toMatchObject({ type: "webhook.test", id: fired.body.id, livemode: false, data: { id: ep.id } });
   });
 
-  it("announces a pending test lookup with lookup.completed, with counts and never the number", async () => {
+  it("announces a pending test lookup with lookup.completed, with counts and never the number or address", async () => {
     const k = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "test", scopes: MANAGE });
     const ep = await verifiedEndpoint(k, "/fleet-lookup", ["lookup.completed"]);
-    const res = await gw.http().post("/v1/lookup").set(bearer(k.key)).send({ numbers: ["+12025550107"], checks: ["spam", "whatsapp"], wait: 0, webhook_endpoint_id: ep.id });
+    const res = await gw.http().post("/v1/lookup").set(bearer(k.key)).send({ numbers: ["+12025550107"], emails: ["pending@example.com"], checks: ["spam", "whatsapp", "email"], wait: 0, webhook_endpoint_id: ep.id });
     expect(res.status).toBe(202);
     const got = await receiver.waitFor(at("/fleet-lookup", "lookup.completed"), 1, 15_000);
     const payload = verifyDelivery<Envelope>(ep.secret, got);
     expect(payload).toMatchObject({
       type: "lookup.completed",
       livemode: false,
-      data: { object: "lookup", id: res.body.id, status: "completed", livemode: false, summary: { total: 1 } },
+      data: { object: "lookup", id: res.body.id, status: "completed", livemode: false, summary: { total: 2 } },
     });
-    expect(got.body).not.toMatch(/202555|2025550107/);
+    expect(got.body).not.toMatch(/202555|2025550107|pending@|example\.com/);
   });
 
   it("delivers a live job's job.completed with progress and results_url; balance.low to subscribed endpoints", async () => {
