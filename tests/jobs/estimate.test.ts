@@ -1,3 +1,5 @@
+import { cacheAnswers, identifierHash } from "@svc/store";
+import { serviceEnv } from "../support/env";
 import { startTestGateway, type TestGateway } from "../support/gateway";
 import { PUBLIC_SANDBOX_KEY, TEST, balanceOf, emailsList, expectConforms, expectError, jobsApi, storedFor, usNumbers, type JobsApi } from "./helpers";
 
@@ -67,6 +69,26 @@ describe("POST /v1/jobs/estimate", () => {
     });
     expect({ money: await balanceOf(gw, live.accountId), stored: await storedFor(gw, live.accountId) }).toEqual(before);
     expect(before.stored).toMatchObject({ jobs: 0, rows: 0, reservations: 0 });
+  });
+
+  it("counts fresh cached answers (free) for a live key; expired answers and other checks' answers are not counted", async () => {
+    const live = await api.newKey({ mode: "live", balanceMicros: 5_000_000n });
+    const secret = serviceEnv(gw.env).CACHE_HASH_SECRET;
+    const hash = (e164: string) => identifierHash(secret, e164);
+    const ok = { status: "ok" as const, registered: true, attributes: {} };
+    const now = Date.now();
+    await cacheAnswers(gw.store.pool, "whatsapp", [{ hash: hash("+12125550140"), answer: ok }, { hash: hash("+12125550141"), answer: ok }], new Date(now - 60_000), new Date(now + 86_400_000));
+    await cacheAnswers(gw.store.pool, "whatsapp", [{ hash: hash("+12125550142"), answer: ok }], new Date(now - 172_800_000), new Date(now - 60_000));
+    await cacheAnswers(gw.store.pool, "number.spam", [{ hash: hash("+12125550143"), answer: ok }], new Date(now - 60_000), new Date(now + 86_400_000));
+    const res = await api.estimate(live.key, { numbers: ["+12125550140", "+1 212 555 0141", "+12125550142", "+12125550143"], checks: ["whatsapp"] });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      cached_answers: 2,
+      billable_checks_max: 2,
+      // The reservation stays the maximum: a cached answer may expire before the job runs.
+      max_cost: usd("0.016"),
+      by_check: [{ service: "whatsapp", rows: 4, cached: 2 }],
+    });
   });
 
   it("stores nothing and charges nothing", async () => {

@@ -1,5 +1,5 @@
 import { CHECKS, money, type CheckCode, type PreparedRow } from "@svc/domain";
-import { cachedAnswers, identifierHash } from "@svc/store";
+import { countCachedAnswers, identifierHash } from "@svc/store";
 import type { Caller, Deps } from "../context";
 import type { Plan } from "../requests/plan";
 import type { Quote } from "../requests/reserve";
@@ -34,7 +34,7 @@ export async function buildEstimate(deps: Deps, caller: Caller, plan: Plan, q: Q
     let cached = 0;
     if (caller.livemode && candidates.length > 0) {
       const hashes = candidates.map((r) => identifierHash(deps.config.CACHE_HASH_SECRET, (r.e164 ?? r.email) as string));
-      cached = (await cachedAnswers(deps.store.pool, check, hashes, now)).size;
+      cached = await countCachedAnswers(deps.store.pool, check, hashes, now);
     }
     const unit = BigInt(q.unitPrices[check as CheckCode] ?? "0");
     cachedTotal += cached;
