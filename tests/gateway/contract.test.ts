@@ -46,4 +46,20 @@ describe("request ids and the error object", () => {
     expect(res.body.error.code).toBe("invalid_request");
     expect(JSON.stringify(res.body)).not.toContain("12025550100");
   });
+
+  it("answers a path parameter that is not valid percent-encoding with 400, not a retryable 500", async () => {
+    for (const path of ["/v1/lookups/%E0%A4%A", "/v1/jobs/%ZZ"]) {
+      const res = await gw.http().get(path);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ code: "invalid_request", retryable: false, param: null });
+      expect(res.body.error.message).not.toContain("%");
+    }
+  });
+
+  it("answers a body that does not decompress with 400 invalid_request", async () => {
+    const { key } = await accountWithKey(gw.store, gw.env.keyHashSecret);
+    const res = await gw.http().post("/v1/lookup").set(bearer(key)).set("Content-Type", "application/json").set("Content-Encoding", "gzip").send("not gzip at all");
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: "invalid_request", retryable: false });
+  });
 });

@@ -19,10 +19,23 @@ function fromParserError(err: { type?: string; status?: number }): ApiError | nu
   }
 }
 
+/**
+ * Other client errors raised by Express and its parsers (a path parameter that is
+ * not valid percent-encoding, a body that fails to decompress): they carry a 4xx
+ * `status`. Their messages quote the input, so only the status is used.
+ */
+function fromClientError(err: { status?: unknown; statusCode?: unknown }): ApiError | null {
+  const status = Number(err.status ?? err.statusCode);
+  if (!Number.isInteger(status) || status < 400 || status > 499) return null;
+  if (status === 413) return new ApiError("payload_too_large");
+  if (err instanceof URIError) return new ApiError("invalid_request", { message: "The request path is not valid percent-encoding." });
+  return new ApiError("invalid_request", { message: "The request could not be read." });
+}
+
 export function toApiError(err: unknown): ApiError | null {
   if (err instanceof ApiError) return err;
-  if (err && typeof err === "object" && "type" in err) return fromParserError(err as { type?: string });
-  return null;
+  if (!err || typeof err !== "object") return null;
+  return ("type" in err ? fromParserError(err as { type?: string }) : null) ?? fromClientError(err);
 }
 
 export function sendApiError(req: Request, res: Response, err: ApiError, docBaseUrl: string): void {
