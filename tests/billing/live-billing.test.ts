@@ -157,3 +157,63 @@ describe("balance.low and usage against the ledger", () => {
     expect(usage.totals).toMatchObject({ checks: 12, cached: 2, billed_units: 8 });
   });
 });
+
+describe("Idempotency-Key when the gateway dies after reserving", () => {
+  // What a gateway killed (or failing) after the reserving commit leaves behind: the
+  // claim still in progress with its lock lapsed, the resource bound, no response stored.
+  const crashAfterCommit = (accountId: string) =>
+    gw.store.pool.query(
+      `UPDATE idempotency_records SET state = 'in_progress', response_status = NULL, response_headers = NULL, response_body = NULL,
+              locked_until = now() - interval '1 second' WHERE account_id = $1`,
+      [accountId],
+    );
+  const counts = async (accountId: string) =>
+    (
+      await gw.store.pool.query(
+        `SELECT (SELECT count(*)::int FROM lookups WHERE account_id = $1) AS lookups, (SELECT count(*)::int FROM jobs WHERE account_id = $1) AS jobs,
+                (SELECT count(*)::int FROM reservations WHERE account_id = $1) AS reservations`,
+        [accountId],
+      )
+    ).rows[0];
+  const settledBalance = (accountId: string) =>
+    eventually(async () => {
+      const r = await reconcileAccount(gw.store.pool, accountId);
+      return r.reservedMicros === 0n ? r.ledgerBalanceMicros : undefined;
+    });
+
+  it("answers the retry of a lookup with the lookup already created, reserved and charged once", async () => {
+    const k = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "live", balanceMicros: 1_000_000n });
+    const body = { numbers: numbers(3000, 2), checks: ["carrier"], wait: 10 };
+    const send = () => gw.http().post("/v1/lookup").set(bearer(k.key)).set("Idempotency-Key", "crash-lookup").send(body);
+    const first = await send();
+    expect(first.status).toBe(200);
+    await crashAfterCommit(k.accountId);
+    const retry = await send();
+    expect(retry.status).toBe(200);
+    expect(retry.body.id).toBe(first.body.id);
+    expect(retry.body.results.map((r: { input: string }) => r.input)).toEqual(body.numbers);
+    expect((await send()).headers["idempotent-replayed"]).toBe("true");
+    expect(await counts(k.accountId)).toEqual({ lookups: 1, jobs: 0, reservations: 1 });
+    expect(await settledBalance(k.accountId)).toBe(1_000_000n - 2_000n);
+  });
+
+  it("answers the retry of a job with the job already created, reserved once", async () => {
+    const k = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "live", balanceMicros: 1_000_000n });
+    const body = { numbers: numbers(7000, 3), checks: ["carrier"] };
+    const send = () => gw.http().post("/v1/jobs").set(bearer(k.key)).set("Idempotency-Key", "crash-job").send(body);
+    const first = await send();
+    expect(first.status).toBe(201);
+    await crashAfterCommit(k.accountId);
+    const retry = await send();
+    expect(retry.status).toBe(201);
+    expect(retry.body).toMatchObject({ id: first.body.id, object: "job", estimate: first.body.estimate });
+    expect(retry.headers.location).toBe(first.headers.location);
+    expect(await counts(k.accountId)).toEqual({ lookups: 0, jobs: 1, reservations: 1 });
+    const done = await eventually(async () => {
+      const r = await gw.http().get(`/v1/jobs/${first.body.id}`).set(bearer(k.key));
+      return r.body.status === "completed" && r.body.cost.reserved.amount === "0.00" ? r.body : undefined;
+    });
+    expect(done.cost.charged).toEqual({ amount: "0.003", currency: "USD" });
+    expect(await settledBalance(k.accountId)).toBe(1_000_000n - 3_000n);
+  });
+});

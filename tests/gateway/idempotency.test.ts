@@ -1,5 +1,8 @@
 import { createHash } from "node:crypto";
-import { canonicalJson } from "../../services/gateway/src/http/idempotency";
+import type { Request } from "express";
+import { canonicalJson, callerScope } from "../../services/gateway/src/http/idempotency";
+import type { Caller } from "../../services/gateway/src/context";
+import { bindIdempotentResource, claimIdempotencyKey, completeIdempotencyKey } from "@svc/store";
 import { accountWithKey, bearer, type TestKey } from "../support/fixtures";
 import { startTestGateway, type TestGateway } from "../support/gateway";
 
@@ -30,7 +33,9 @@ describe("Idempotency-Key", () => {
     expect(again.status).toBe(200);
     expect(again.headers["idempotent-replayed"]).toBe("true");
     expect(again.body).toEqual(first.body);
-    expect(again.headers["x-request-id"]).toBe(first.headers["x-request-id"]);
+    // The replay is its own HTTP exchange: its own request id.
+    expect(again.headers["x-request-id"]).toMatch(/^req_/);
+    expect(again.headers["x-request-id"]).not.toBe(first.headers["x-request-id"]);
     expect(await lookupsOf(k.accountId)).toBe(1);
   });
 
@@ -72,14 +77,31 @@ describe("Idempotency-Key", () => {
     expect(retry.headers["idempotent-replayed"]).toBeUndefined();
   });
 
-  it("is scoped to the account", async () => {
+  it("is scoped to the API key: another account, another key of the account, or the live key never gets this key's replay", async () => {
     const other = await accountWithKey(gw.store, gw.env.keyHashSecret);
+    const sibling = await accountWithKey(gw.store, gw.env.keyHashSecret, { accountId: k.accountId });
+    const live = await accountWithKey(gw.store, gw.env.keyHashSecret, { accountId: k.accountId, mode: "live" });
     const body = { numbers: ["+12025550100"], checks: ["spam"] };
     const mine = await post(body, "shared-key");
-    const theirs = await post(body, "shared-key", other.key);
-    expect(theirs.status).toBe(200);
-    expect(theirs.headers["idempotent-replayed"]).toBeUndefined();
-    expect(theirs.body.id).not.toBe(mine.body.id);
+    for (const key of [other.key, sibling.key]) {
+      const theirs = await post(body, "shared-key", key);
+      expect(theirs.status).toBe(200);
+      expect(theirs.headers["idempotent-replayed"]).toBeUndefined();
+      expect(theirs.body.id).not.toBe(mine.body.id);
+    }
+    // The live key runs its own request (here refused: a test number with a live key), never the test replay.
+    const fromLive = await post(body, "shared-key", live.key);
+    expect(fromLive.headers["idempotent-replayed"]).toBeUndefined();
+    expect(fromLive.body.error.code).toBe("test_number_only");
+  });
+
+  it("scopes the shared public sandbox key per caller network", () => {
+    const sandbox = { keyId: "key_sandbox", isSandbox: true } as Caller;
+    const personal = { keyId: "key_mine", isSandbox: false } as Caller;
+    const from = (ip: string) => ({ ip }) as Request;
+    expect(callerScope(from("203.0.113.7"), sandbox)).not.toBe(callerScope(from("198.51.100.7"), sandbox));
+    expect(callerScope(from("2001:db8:1:2::1"), sandbox)).toBe(callerScope(from("2001:db8:1:2::99"), sandbox));
+    expect(callerScope(from("203.0.113.7"), personal)).toBe(callerScope(from("198.51.100.7"), personal));
   });
 
   it("validates the key: 1-255 printable ASCII", async () => {
@@ -121,12 +143,31 @@ describe("Idempotency-Key", () => {
     const hash = createHash("sha256").update(`POST /v1/lookup\n${canonicalJson(body)}`).digest("hex");
     const orphan = (key: string, lockedFor: string) =>
       gw.store.pool.query(
-        `INSERT INTO idempotency_records (account_id, key, request_hash, state, locked_until, expires_at) VALUES ($1, $2, $3, 'in_progress', now() + $4::interval, now() + interval '1 day')`,
-        [own.accountId, key, hash, lockedFor],
+        `INSERT INTO idempotency_records (account_id, caller_scope, key, request_hash, state, locked_until, expires_at) VALUES ($1, $2, $3, $4, 'in_progress', now() + $5::interval, now() + interval '1 day')`,
+        [own.accountId, own.keyId, key, hash, lockedFor],
       );
     await orphan("crashed", "-1 second");
     expect((await post(body, "crashed", own.key)).status).toBe(200);
     await orphan("still-running", "1 minute");
     expect((await post(body, "still-running", own.key)).body.error.code).toBe("idempotency_request_in_progress");
+  });
+
+  it("gives a claim taken over by a retry to the new owner only: the old owner can neither bind a resource nor store its answer", async () => {
+    const own = await accountWithKey(gw.store, gw.env.keyHashSecret);
+    const scope = { accountId: own.accountId, callerScope: own.keyId, key: "slow" };
+    const t0 = new Date();
+    const first = await claimIdempotencyKey(gw.store.pool, { ...scope, requestHash: "h", now: t0, lockMs: 60_000, ttlMs: 86_400_000 });
+    expect(first.kind).toBe("claimed");
+    // Still locked: a retry waits.
+    expect((await claimIdempotencyKey(gw.store.pool, { ...scope, requestHash: "h", now: new Date(t0.getTime() + 1_000), lockMs: 60_000, ttlMs: 86_400_000 })).kind).toBe("in_progress");
+    // The first request overran its lock; the retry takes over.
+    const second = await claimIdempotencyKey(gw.store.pool, { ...scope, requestHash: "h", now: new Date(t0.getTime() + 61_000), lockMs: 60_000, ttlMs: 86_400_000 });
+    expect(second.kind).toBe("claimed");
+    if (first.kind !== "claimed" || second.kind !== "claimed") throw new Error("unreachable");
+    expect(await bindIdempotentResource(gw.store.pool, first.claim, "lkp_old")).toBe(false);
+    expect(await bindIdempotentResource(gw.store.pool, second.claim, "lkp_new")).toBe(true);
+    await completeIdempotencyKey(gw.store.pool, first.claim, { status: 500, headers: {}, body: Buffer.from("null") });
+    const { rows } = await gw.store.pool.query(`SELECT state, resource_id FROM idempotency_records WHERE account_id = $1`, [own.accountId]);
+    expect(rows).toEqual([{ state: "in_progress", resource_id: "lkp_new" }]);
   });
 });

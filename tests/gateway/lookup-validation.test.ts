@@ -36,6 +36,7 @@ describe("request validation", () => {
     ["no identifiers", { checks: ["spam"] }, "numbers"],
     ["wait out of range", { numbers: ["+12025550100"], checks: ["spam"], wait: 31 }, "wait"],
     ["non-object body", [1, 2], null],
+    ["max_cost.amount not an amount (free test mode too)", { numbers: ["+12025550100"], checks: ["spam"], max_cost: { amount: "abc" } }, "max_cost.amount"],
   ])("%s → 400 invalid_request", async (_name, body, param) => {
     await expectError(await post(test.key, body), 400, "invalid_request", param);
   });

@@ -91,6 +91,13 @@ describe("POST /v1/jobs/estimate", () => {
     });
   });
 
+  it("refuses with 402 cost_limit_exceeded when the maximum possible cost is above max_cost, as the job would be", async () => {
+    const live = await api.newKey({ mode: "live", balanceMicros: 5_000_000n });
+    const body = { numbers: ["+12125550150", "+12125550151"], checks: ["whatsapp"] };
+    expectError(await api.estimate(live.key, { ...body, max_cost: usd("0.007") }), 402, "cost_limit_exceeded", "max_cost.amount");
+    expect((await api.estimate(live.key, { ...body, max_cost: usd("0.008") })).status).toBe(200);
+  });
+
   it("stores nothing and charges nothing", async () => {
     const k = await api.newKey();
     const before = { money: await balanceOf(gw, k.accountId), stored: await storedFor(gw, k.accountId) };

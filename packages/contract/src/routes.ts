@@ -98,7 +98,7 @@ export const ROUTES: RouteDef[] = [
     bodyLimitBytes: 4 * ONE_MB,
     query: Empty,
     responses: { 200: { description: "The estimate.", schema: EstimateSchema } },
-    errors: [...REQUEST_ERRORS, ...AUTH_ERRORS, "too_many_numbers", "test_number_only", "service_disabled", "sandbox_magic_only", "suspected_enumeration"],
+    errors: [...REQUEST_ERRORS, ...AUTH_ERRORS, "too_many_numbers", "test_number_only", "cost_limit_exceeded", "service_disabled", "sandbox_magic_only", "suspected_enumeration"],
   },
   {
     operationId: "createJob",

@@ -1,6 +1,6 @@
 import type { Logger } from "@svc/runtime";
 import type { KeyMode, Scope } from "@svc/domain";
-import type { KeyedSemaphore, Store } from "@svc/store";
+import type { IdempotencyClaimRef, KeyedSemaphore, Store } from "@svc/store";
 import type { CompletionWaiter, Producer } from "@svc/queues";
 import type { Redis } from "ioredis";
 import type { Resolve } from "@svc/webhooks";
@@ -53,6 +53,8 @@ declare global {
       caller?: Caller;
       /** Raw body bytes, kept for idempotency hashing. */
       rawBody?: Buffer;
+      /** The Idempotency-Key claim this request holds while its handler runs. */
+      idempotencyClaim?: IdempotencyClaimRef;
     }
   }
 }

@@ -1,15 +1,16 @@
 import { createHash } from "node:crypto";
 import type { Request } from "express";
 import { ApiError } from "@svc/contract";
-import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from "@svc/store";
+import { networkOf } from "@svc/domain";
+import { abandonIdempotencyClaim, claimIdempotencyKey, completeIdempotencyKey } from "@svc/store";
 import type { Caller, Deps, Reply } from "../context";
 
 const KEY_PATTERN = /^[\x20-\x7E]{1,255}$/;
 const TTL_MS = 24 * 3600 * 1000;
 /** A request still "in progress" after this long is presumed dead and may be taken over. */
 const LOCK_MS = 60 * 1000;
-/** Headers worth replaying; everything else is regenerated per response. */
-const REPLAYED_HEADERS = ["location", "retry-after", "x-request-id"];
+/** Headers worth replaying; everything else (X-Request-Id included) is this response's own. */
+const REPLAYED_HEADERS = ["location", "retry-after"];
 
 /** Sorted-key JSON, so the same body re-serialised by a client hashes the same. */
 export function canonicalJson(value: unknown): string {
@@ -37,10 +38,22 @@ export function readIdempotencyKey(req: Request): string | undefined {
 }
 
 /**
- * Runs `handle` at most once per (account, Idempotency-Key) within 24 hours.
+ * Whose keys these are: the API key, so one key's replay never reaches another key
+ * or the other mode. Everyone shares the public sandbox key, so there the caller's
+ * network (the one its rate limit counts) is part of the scope too.
+ */
+export function callerScope(req: Request, caller: Caller): string {
+  return caller.isSandbox ? `${caller.keyId}@${networkOf(req.ip ?? "")}` : caller.keyId;
+}
+
+/**
+ * Runs `handle` at most once per (API key, Idempotency-Key) within 24 hours.
  * Final answers (success or a non-retryable error) are stored and replayed with
  * `Idempotent-Replayed: true`; retryable errors are not stored, so the client's
- * retry with the same key runs again.
+ * retry with the same key runs again. A handler that creates a lookup or job binds
+ * it to the claim (`req.idempotencyClaim`) in the transaction that reserves its
+ * money; if the process dies or fails after that commit, the retry is answered by
+ * `recover` with that resource, and nothing is created or charged twice.
  */
 export async function withIdempotency(
   deps: Deps,
@@ -50,26 +63,33 @@ export async function withIdempotency(
   hash: string,
   handle: () => Promise<Reply>,
   renderError: (err: ApiError) => Reply,
+  recover?: (resourceId: string) => Promise<Reply>,
 ): Promise<Reply> {
-  const scope = { accountId: caller.accountId, key };
-  const claim = await claimIdempotencyKey(deps.store.pool, { ...scope, requestHash: hash, now: deps.now(), lockMs: LOCK_MS, ttlMs: TTL_MS });
-  if (claim.kind === "mismatch") throw new ApiError("idempotency_key_reused", { param: "Idempotency-Key" });
-  if (claim.kind === "in_progress") throw new ApiError("idempotency_request_in_progress", { param: "Idempotency-Key", retryAfterSeconds: 1 });
-  if (claim.kind === "replay") {
-    return { status: claim.status, body: JSON.parse(claim.body.toString("utf8")), headers: { ...claim.headers, "Idempotent-Replayed": "true" } };
+  const scope = { accountId: caller.accountId, callerScope: callerScope(req, caller), key };
+  const claimed = await claimIdempotencyKey(deps.store.pool, { ...scope, requestHash: hash, now: deps.now(), lockMs: LOCK_MS, ttlMs: TTL_MS });
+  if (claimed.kind === "mismatch") throw new ApiError("idempotency_key_reused", { param: "Idempotency-Key" });
+  if (claimed.kind === "in_progress" || (claimed.kind === "recover" && !recover)) {
+    throw new ApiError("idempotency_request_in_progress", { param: "Idempotency-Key", retryAfterSeconds: 1 });
   }
+  if (claimed.kind === "replay") {
+    return { status: claimed.status, body: JSON.parse(claimed.body.toString("utf8")), headers: { ...claimed.headers, "Idempotent-Replayed": "true" } };
+  }
+  const { claim } = claimed;
+  req.idempotencyClaim = claim;
   let reply: Reply;
   try {
-    reply = await handle();
+    reply = claimed.kind === "recover" && recover ? await recover(claimed.resourceId) : await handle();
   } catch (err) {
     if (!(err instanceof ApiError) || err.retryable) {
-      await releaseIdempotencyKey(deps.store.pool, caller.accountId, key).catch((e) => req.log.error({ err: e }, "could not release idempotency key"));
+      await abandonIdempotencyClaim(deps.store.pool, claim, deps.now()).catch((e) => req.log.error({ err: e }, "could not release idempotency key"));
       throw err;
     }
     reply = renderError(err);
+  } finally {
+    req.idempotencyClaim = undefined;
   }
-  const headers: Record<string, string> = { "x-request-id": req.id };
+  const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(reply.headers ?? {})) if (REPLAYED_HEADERS.includes(k.toLowerCase())) headers[k.toLowerCase()] = v;
-  await completeIdempotencyKey(deps.store.pool, { ...scope, status: reply.status, headers, body: Buffer.from(JSON.stringify(reply.body ?? null)) });
+  await completeIdempotencyKey(deps.store.pool, claim, { status: reply.status, headers, body: Buffer.from(JSON.stringify(reply.body ?? null)) });
   return reply;
 }

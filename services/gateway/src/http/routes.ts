@@ -15,8 +15,13 @@ export type HandlerInput<B = unknown, Q = Record<string, unknown>> = {
   params: Record<string, string>;
 };
 
+/**
+ * A route's handler. One that creates a lookup or job under an Idempotency-Key
+ * also knows how to answer with that resource when a retry finds it created by a
+ * request that died before answering (`recover`).
+ */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type Handler = (input: HandlerInput<any, any>) => Promise<Reply | null>;
+export type Handler = ((input: HandlerInput<any, any>) => Promise<Reply | null>) & { recover?: (input: HandlerInput<any, any>, resourceId: string) => Promise<Reply> };
 
 export type Handlers = Partial<Record<string, Handler>>;
 
@@ -93,7 +98,7 @@ function routeChain(deps: Deps, route: RouteDef, handler: Handler, renderError: 
   }
   chain.push(async (req: Request, res: Response, next: NextFunction) => {
     try {
-      const run = async (): Promise<Reply | null> => {
+      const input = (): HandlerInput => {
         const query = validateQuery<Record<string, unknown>>(route.query ?? EMPTY_QUERY, { ...(req.query as Record<string, unknown>) });
         let body: unknown = undefined;
         if (route.body) {
@@ -102,13 +107,23 @@ function routeChain(deps: Deps, route: RouteDef, handler: Handler, renderError: 
           }
           body = validateBody(route.body, req.body);
         }
-        return handler({ req, res, caller: req.caller, body, query, params: req.params as Record<string, string> });
+        return { req, res, caller: req.caller, body, query, params: req.params as Record<string, string> };
       };
+      const { recover } = handler;
       const key = route.idempotent && req.caller ? readIdempotencyKey(req) : undefined;
       const reply =
         key !== undefined && req.caller
-          ? await withIdempotency(deps, req, req.caller, key, requestHash(req, route.path, req.body), async () => (await run()) as Reply, (err) => renderError(req, err))
-          : await run();
+          ? await withIdempotency(
+              deps,
+              req,
+              req.caller,
+              key,
+              requestHash(req, route.path, req.body),
+              async () => (await handler(input())) as Reply,
+              (err) => renderError(req, err),
+              recover && ((resourceId) => recover(input(), resourceId)),
+            )
+          : await handler(input());
       if (reply) send(res, reply); // null: the handler streamed its own response
     } catch (err) {
       next(err);

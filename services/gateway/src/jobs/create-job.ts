@@ -36,12 +36,9 @@ async function planForUpload(req: Request, plan: () => Promise<Plan>): Promise<P
 export function estimateJobHandler(deps: Deps): Handler {
   return async ({ req, caller, body }: { req: Request; caller: Caller | undefined; body: JobBody }) => {
     if (!caller) throw new ApiError("unauthorized");
-    // An estimate reports the cost rather than refusing on max_cost, but a malformed amount is still an error.
-    if (body.max_cost && parseAmount(body.max_cost.amount) === null) {
-      throw new ApiError("invalid_request", { param: "max_cost.amount", message: "max_cost.amount must be a non-negative decimal amount in USD with at most 6 decimals." });
-    }
     const plan = await planForUpload(req, () => planRequest(deps, caller, body, "estimate"));
-    const q = await quote(deps, caller, plan, undefined);
+    // max_cost refuses here exactly as POST /v1/jobs would (402 cost_limit_exceeded).
+    const q = await quote(deps, caller, plan, body.max_cost);
     return { status: 200, body: await buildEstimate(deps, caller, plan, q) };
   };
 }
@@ -53,7 +50,7 @@ export function estimateJobHandler(deps: Deps): Handler {
  * chunks go to the check-worker and the response is the `queued` job.
  */
 export function createJobHandler(deps: Deps): Handler {
-  return async ({ req, caller, body }: { req: Request; caller: Caller | undefined; body: JobBody }) => {
+  const handler: Handler = async ({ req, caller, body }: { req: Request; caller: Caller | undefined; body: JobBody }) => {
     if (!caller) throw new ApiError("unauthorized");
     const plan = await planForUpload(req, () => planRequest(deps, caller, body, "job"));
     if (caller.livemode) await refuseIfChecksDown(deps, plan.checks);
@@ -77,11 +74,20 @@ export function createJobHandler(deps: Deps): Handler {
       createdAt: now,
       expiresAt: new Date(now.getTime() + caller.retentionDays * 86_400_000),
     };
-    return caller.livemode ? createLiveJob(deps, req, caller, plan, q, base, estimate) : createTestJob(deps, plan, base, estimate);
+    return caller.livemode ? createLiveJob(deps, req, caller, plan, q, base) : createTestJob(deps, plan, base);
   };
+  // The same request, retried after the one that created the job died: answer with it.
+  handler.recover = async (_input, jobId: string) => createdJobReply(deps, jobId);
+  return handler;
 }
 
-async function createTestJob(deps: Deps, plan: Plan, base: Omit<NewJob, "status" | "rows" | "counters" | "finishedAt" | "chunkSize">, estimate: Record<string, unknown>): Promise<Reply> {
+async function createdJobReply(deps: Deps, jobId: string): Promise<Reply> {
+  const job = await jobById(deps.store.pool, jobId);
+  if (!job) throw new ApiError("internal_error");
+  return { status: 201, body: presentJob(job, job.estimate), headers: { Location: `${deps.config.publicBaseUrl}/v1/jobs/${jobId}` } };
+}
+
+async function createTestJob(deps: Deps, plan: Plan, base: Omit<NewJob, "status" | "rows" | "counters" | "finishedAt" | "chunkSize">): Promise<Reply> {
   const now = deps.now();
   // Test answers are final at once; in a job a documented outage value reads as a source that could not answer.
   const rows = answerTestRows(plan.rows, plan.checks, now, true).rows.map((r, i) => {
@@ -103,9 +109,7 @@ async function createTestJob(deps: Deps, plan: Plan, base: Omit<NewJob, "status"
       chunkSize: 0,
     }),
   );
-  const job = await jobById(deps.store.pool, base.id);
-  if (!job) throw new ApiError("internal_error");
-  return { status: 201, body: presentJob(job, estimate), headers: { Location: `${deps.config.publicBaseUrl}/v1/jobs/${base.id}` } };
+  return createdJobReply(deps, base.id);
 }
 
 async function createLiveJob(
@@ -115,20 +119,18 @@ async function createLiveJob(
   plan: Plan,
   q: Quote,
   base: Omit<NewJob, "status" | "rows" | "counters" | "finishedAt" | "chunkSize">,
-  estimate: Record<string, unknown>,
 ): Promise<Reply> {
   const now = deps.now();
   const rows = initialLiveRows(plan.rows, plan.checks);
   const chunkSize = deps.config.JOB_CHUNK_ROWS;
   await reserveAndStore(deps, caller, q, plan.rows.length, { jobId: base.id, expiresAt: new Date(now.getTime() + LIVE_JOB_RESERVATION_TTL_MS) }, (client) =>
     insertJob(client, { ...base, status: "queued", counters: { done: 0, conclusive: 0, nonBillable: 0 }, finishedAt: null, rows: rows.map(maskRow), chunkSize }),
+    req.idempotencyClaim,
   );
   const chunks = Math.ceil(rows.length / chunkSize);
   // A lost enqueue is repaired by the check-worker's chunk reconciler.
   await deps.producer
     .enqueueMany("job.chunk", Array.from({ length: chunks }, (_, chunkNo) => ({ payload: { jobId: base.id, chunkNo }, jobId: `chunk-${base.id}-${chunkNo}` })))
     .catch((err) => req.log.warn({ err, jobId: base.id }, "could not enqueue job chunks; the reconciler will"));
-  const job = await jobById(deps.store.pool, base.id);
-  if (!job) throw new ApiError("internal_error");
-  return { status: 201, body: presentJob(job, estimate), headers: { Location: `${deps.config.publicBaseUrl}/v1/jobs/${base.id}` } };
+  return createdJobReply(deps, base.id);
 }

@@ -29,11 +29,19 @@ function testUsage(plan: Plan, rows: readonly ResultRow[], now: Date): NonNullab
 
 /** POST /v1/lookup. */
 export function createLookupHandler(deps: Deps): Handler {
-  return async ({ req, res, caller, body }: { req: Request; res: Response; caller: Caller | undefined; body: LookupBody }) => {
+  const handler: Handler = async ({ req, res, caller, body }: { req: Request; res: Response; caller: Caller | undefined; body: LookupBody }) => {
     if (!caller) throw new ApiError("unauthorized");
     const plan = await planRequest(deps, caller, body, "lookup");
     return caller.livemode ? createLiveLookup(deps, req, res, caller, plan, body) : createTestLookup(deps, req, res, caller, plan, body);
   };
+  // The same request, retried after the one that created the lookup died: answer with it.
+  handler.recover = async ({ res, caller, body }: { res: Response; caller: Caller | undefined; body: LookupBody }, lookupId: string) => {
+    if (!caller) throw new ApiError("unauthorized");
+    const inputs = [...(body.numbers ?? []), ...(body.emails ?? [])];
+    const waitSeconds = Math.min(body.wait ?? LIMITS.defaultLookupWaitSeconds, deps.config.MAX_WAIT_SECONDS);
+    return answerAfterWait(deps, res, caller, lookupId, waitSeconds * 1000, inputs);
+  };
+  return handler;
 }
 
 /** How long a live lookup's money may stay reserved before the sweeper closes it. */
@@ -69,6 +77,7 @@ async function createLiveLookup(deps: Deps, req: Request, res: Response, caller:
       expiresAt,
       rows: rows.map(maskRow),
     }),
+    req.idempotencyClaim,
   );
   // A lost message is recovered by the check-worker's reconciler and the ledger's sweeper.
   const enqueue = pending
@@ -81,7 +90,7 @@ async function createLiveLookup(deps: Deps, req: Request, res: Response, caller:
     return { status: 200, body: presentLookup(found.lookup, rows, deps.config.publicBaseUrl) };
   }
   const waitSeconds = Math.min(body.wait ?? LIMITS.defaultLookupWaitSeconds, deps.config.MAX_WAIT_SECONDS);
-  return answerAfterWait(deps, res, caller, id, waitSeconds * 1000, rows);
+  return answerAfterWait(deps, res, caller, id, waitSeconds * 1000, rows.map((r) => r.input));
 }
 
 /**
@@ -90,6 +99,8 @@ async function createLiveLookup(deps: Deps, req: Request, res: Response, caller:
  * check-worker completes them on schedule and any read completes them when due.
  */
 async function createTestLookup(deps: Deps, req: Request, res: Response, caller: Caller, plan: Plan, body: LookupBody): Promise<Reply> {
+  // Test mode is free, but max_cost is validated as in live mode.
+  await quote(deps, caller, plan, body.max_cost);
   const now = deps.now();
   const answered = answerTestRows(plan.rows, plan.checks, now, false);
   if (answered.unavailable) {
@@ -138,15 +149,16 @@ async function createTestLookup(deps: Deps, req: Request, res: Response, caller:
     .enqueue("lookup.complete-test", { lookupId: id }, { jobId: `complete-test-${id}`, delayMs: answered.pendingSeconds * 1000 })
     .catch((err) => req.log.warn({ err }, "could not schedule test lookup completion; reads and the sweeper will complete it"));
   const waitSeconds = Math.min(body.wait ?? LIMITS.defaultLookupWaitSeconds, deps.config.MAX_WAIT_SECONDS);
-  return answerAfterWait(deps, res, caller, id, waitSeconds * 1000, answered.rows);
+  return answerAfterWait(deps, res, caller, id, waitSeconds * 1000, answered.rows.map((r) => r.input));
 }
 
 /**
  * Waits for a stored lookup, then answers 200 if it completed or 202 if not. The
- * creating response shows the raw input, so rows are re-labelled from `sent`.
+ * creating response shows the raw input (stored rows hold it masked), so rows are
+ * re-labelled from `inputs`, the request's numbers then e-mails.
  */
-export async function answerAfterWait(deps: Deps, res: Response, caller: Caller, id: string, waitMs: number, sent: readonly ResultRow[]): Promise<Reply> {
-  const withInput = (rows: ResultRow[]) => rows.map((r, i) => ({ ...r, input: sent[i]?.input ?? r.input }));
+export async function answerAfterWait(deps: Deps, res: Response, caller: Caller, id: string, waitMs: number, inputs: readonly string[]): Promise<Reply> {
+  const withInput = (rows: ResultRow[]) => rows.map((r, i) => ({ ...r, input: inputs[i] ?? r.input }));
   let found = await awaitLookup(deps, caller, id, waitMs, clientGone(res));
   if (found.lookup.status === "pending" && !(await announcePending(deps.store.pool, id))) {
     // Completed between our last read and the 202: answer with the completed lookup.

@@ -2,7 +2,7 @@ import type pg from "pg";
 import { ApiError } from "@svc/contract";
 import { notifyDispatcher } from "@svc/core";
 import { maxCostMicros, money, newId, parseAmount, toUnitPrices, type CheckCode, type InputKind } from "@svc/domain";
-import { markCapReached, recordEvent, reserveAndCommit, withTransaction, type ReservationRefusal } from "@svc/store";
+import { bindIdempotentResource, markCapReached, recordEvent, reserveAndCommit, withTransaction, type IdempotencyClaimRef, type ReservationRefusal } from "@svc/store";
 import { offersFor } from "../cache/offers";
 import type { Caller, Deps } from "../context";
 import { secondsUntilUtcMidnight, utcDay } from "../time";
@@ -81,14 +81,18 @@ async function refusal(deps: Deps, caller: Caller, reason: ReservationRefusal, d
 /**
  * Stores the request with `store` and reserves the quote in the same transaction,
  * so a lookup or job exists exactly when its money is held. Refusals roll back.
+ * Under an Idempotency-Key the resource is bound to the request's claim in that
+ * transaction too; a claim lost to a retry (this request ran past its lock) rolls
+ * everything back, so one key never holds money twice.
  */
 export async function reserveAndStore(
   deps: Deps,
   caller: Caller,
   q: Quote,
   identifiers: number,
-  target: { lookupId?: string; jobId?: string; expiresAt: Date },
+  target: { lookupId: string; jobId?: undefined; expiresAt: Date } | { jobId: string; lookupId?: undefined; expiresAt: Date },
   store: (client: pg.PoolClient, reservationId: string) => Promise<void>,
+  claim: IdempotencyClaimRef | undefined,
 ): Promise<string> {
   const day = utcDay(deps.now());
   const reservationId = newId("reservation");
@@ -106,7 +110,12 @@ export async function reserveAndStore(
       unitPrices: q.unitPrices,
       ...target,
     },
-    (client) => store(client, reservationId),
+    async (client) => {
+      await store(client, reservationId);
+      if (claim && !(await bindIdempotentResource(client, claim, target.lookupId ?? target.jobId))) {
+        throw new ApiError("idempotency_request_in_progress", { param: "Idempotency-Key", retryAfterSeconds: 1 });
+      }
+    },
   );
   if (!r.ok) throw await refusal(deps, caller, r.reason, day);
   return reservationId;
