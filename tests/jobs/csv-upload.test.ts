@@ -225,8 +225,28 @@ describe("CSV upload: refusals with param file", () => {
     const big = Buffer.from(`phone\n${`${TEST.clean}\n`.repeat(Math.ceil((4 * 1024 * 1024) / 13) + 10)}`);
     expect(big.length).toBeGreaterThan(4 * 1024 * 1024);
     const res = await api.upload(k.key, big, { checks: "spam" });
-    expectError(res, 413, "payload_too_large", null);
+    expectError(res, 413, "payload_too_large", "file");
     expect(await storedFor(gw, k.accountId)).toMatchObject({ jobs: 0 });
+  });
+
+  describe("hostile forms get a 400 and the gateway keeps serving", () => {
+    const boundary = "svc-test-boundary";
+    const raw = (body: string) =>
+      gw.http().post("/v1/jobs/estimate").set("Authorization", `Bearer ${PUBLIC_SANDBOX_KEY}`).set("Content-Type", `multipart/form-data; boundary=${boundary}`).send(Buffer.from(body));
+    const part = (name: string, value: string, file = false) =>
+      `--${boundary}\r\nContent-Disposition: form-data; name="${name}"${file ? '; filename="a.csv"\r\nContent-Type: text/csv' : ""}\r\n\r\n${value}\r\n`;
+
+    it.each(["__proto__", "constructor", "toString"])("a field named %s", async (name) => {
+      const res = await raw(`${part(name, "x")}${part("checks", "spam")}${part("file", `phone\n${TEST.clean}`, true)}--${boundary}--\r\n`);
+      expectError(res, 400, "invalid_request");
+      expect((await gw.http().get("/v1/health")).status).toBe(200);
+    });
+
+    it("a body cut off inside the file part", async () => {
+      const res = await raw(`${part("checks", "spam")}--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\n\r\nphone\n+1202`);
+      expectError(res, 400, "invalid_request", "file");
+      expect((await gw.http().get("/v1/health")).status).toBe(200);
+    });
   });
 
   it("holds the public sandbox key to 10 rows in a file too", async () => {

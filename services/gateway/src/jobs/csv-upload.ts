@@ -81,7 +81,9 @@ export function readJobMultipart(req: Request, limitBytes: number): Promise<Reco
       reject(new ApiError("invalid_request", { param: "file", message: "The multipart body is malformed." }));
       return;
     }
-    const fields: Record<string, string[]> = {};
+    // A Map: field names are the client's (`__proto__`, `constructor`…).
+    const fields = new Map<string, string[]>();
+    const field = (name: string) => fields.get(name)?.[0];
     const chunks: Buffer[] = [];
     let sawFile = false;
     let failed = false;
@@ -92,7 +94,7 @@ export function readJobMultipart(req: Request, limitBytes: number): Promise<Reco
       req.resume();
       reject(err);
     };
-    bb.on("field", (name, value) => (fields[name] ??= []).push(value));
+    bb.on("field", (name, value) => fields.set(name, [...(fields.get(name) ?? []), value]));
     bb.on("file", (name, stream) => {
       if (name !== "file") {
         stream.resume();
@@ -101,7 +103,9 @@ export function readJobMultipart(req: Request, limitBytes: number): Promise<Reco
       }
       sawFile = true;
       stream.on("data", (d: Buffer) => chunks.push(d));
-      stream.on("limit", () => fail(new ApiError("payload_too_large")));
+      stream.on("limit", () => fail(new ApiError("payload_too_large", { param: "file" })));
+      // A body cut off inside the file part errors the file stream, not only busboy.
+      stream.on("error", () => fail(new ApiError("invalid_request", { param: "file", message: "The multipart body is malformed." })));
     });
     bb.on("fieldsLimit", () => fail(new ApiError("invalid_request", { param: null, message: "The form has too many fields." })));
     bb.on("filesLimit", () => fail(new ApiError("invalid_request", { param: "file", message: "Send one file per job." })));
@@ -111,17 +115,19 @@ export function readJobMultipart(req: Request, limitBytes: number): Promise<Reco
       if (!sawFile) return fail(new ApiError("invalid_request", { param: "file", message: "A CSV file in the part `file` is required." }));
       try {
         const { numbers, emails } = identifiersFromCsv(Buffer.concat(chunks));
-        const body: Record<string, unknown> = { checks: (fields.checks ?? []).flatMap((c) => c.split(",")).map((c) => c.trim()).filter(Boolean) };
+        const body: Record<string, unknown> = { checks: (fields.get("checks") ?? []).flatMap((c) => c.split(",")).map((c) => c.trim()).filter(Boolean) };
         if (numbers.length) body.numbers = numbers;
         if (emails.length) body.emails = emails;
-        if (fields.max_cost?.[0] !== undefined) body.max_cost = { amount: fields.max_cost[0] };
-        if (fields.webhook_endpoint_id?.[0] !== undefined) body.webhook_endpoint_id = fields.webhook_endpoint_id[0];
-        const progress = fields.progress_events?.[0];
+        const maxCost = field("max_cost");
+        if (maxCost !== undefined) body.max_cost = { amount: maxCost };
+        const webhookEndpointId = field("webhook_endpoint_id");
+        if (webhookEndpointId !== undefined) body.webhook_endpoint_id = webhookEndpointId;
+        const progress = field("progress_events");
         if (progress !== undefined) {
           if (progress !== "true" && progress !== "false") return fail(new ApiError("invalid_request", { param: "progress_events", message: "progress_events must be true or false." }));
           body.progress_events = progress === "true";
         }
-        const unknown = Object.keys(fields).find((f) => !["checks", "max_cost", "webhook_endpoint_id", "progress_events"].includes(f));
+        const unknown = [...fields.keys()].find((f) => !["checks", "max_cost", "webhook_endpoint_id", "progress_events"].includes(f));
         if (unknown) return fail(new ApiError("invalid_request", { param: null, message: "The form contains a field this endpoint does not accept." }));
         resolve(body);
       } catch (err) {
