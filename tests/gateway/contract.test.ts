@@ -1,3 +1,4 @@
+import { DEFAULT_SCOPES } from "@svc/domain";
 import { bearer, accountWithKey } from "../support/fixtures";
 import { startTestGateway, type TestGateway } from "../support/gateway";
 
@@ -61,5 +62,35 @@ describe("request ids and the error object", () => {
     const res = await gw.http().post("/v1/lookup").set(bearer(key)).set("Content-Type", "application/json").set("Content-Encoding", "gzip").send("not gzip at all");
     expect(res.status).toBe(400);
     expect(res.body.error).toMatchObject({ code: "invalid_request", retryable: false });
+  });
+
+  describe("input Postgres could not store, or nested past any schema, is 400 invalid_request (never a 500)", () => {
+    let key: string;
+    beforeAll(async () => {
+      key = (await accountWithKey(gw.store, gw.env.keyHashSecret, { scopes: [...DEFAULT_SCOPES, "webhooks:manage"] })).key;
+    });
+    const expect400 = (res: { status: number; body: { error?: { code: string; message: string } } }) => {
+      expect(res.status).toBe(400);
+      expect(res.body.error?.code).toBe("invalid_request");
+    };
+
+    it.each([
+      ["a NUL in a number", { numbers: ["+1202555\u00000100"], checks: ["spam"] }],
+      ["a lone surrogate in a number", { numbers: ["+12025550100\ud800"], checks: ["spam"] }],
+      ["a NUL in webhook_endpoint_id", { numbers: ["+12025550100"], checks: ["spam"], webhook_endpoint_id: "we_\u0000" }],
+    ])("%s", async (_name, body) => {
+      expect400(await gw.http().post("/v1/lookup").set(bearer(key)).set("Content-Type", "application/json").send(JSON.stringify(body)));
+    });
+
+    it("a NUL in a path id or a query value", async () => {
+      expect400(await gw.http().patch("/v1/webhook_endpoints/we_%00").set(bearer(key)).send({ events: ["lookup.completed"] }));
+      expect400(await gw.http().get("/v1/jobs/job_x/results?status=%00").set(bearer(key)));
+    });
+
+    it("JSON nested 200,000 deep, with an Idempotency-Key", async () => {
+      const deep = `{"numbers":${"[".repeat(200_000)}${"]".repeat(200_000)},"checks":["spam"]}`;
+      expect400(await gw.http().post("/v1/lookup").set(bearer(key)).set("Idempotency-Key", "deep").set("Content-Type", "application/json").send(deep));
+      expect((await gw.http().get("/v1/health")).status).toBe(200);
+    });
   });
 });

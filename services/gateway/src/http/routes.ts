@@ -5,6 +5,7 @@ import { applyDeprecation } from "./deprecation";
 import { authenticate, requireScope } from "./authenticate";
 import { readIdempotencyKey, requestHash, withIdempotency } from "./idempotency";
 import { rateLimit } from "./rate-limit";
+import { assertStorableInput } from "./text-input";
 
 export type HandlerInput<B = unknown, Q = Record<string, unknown>> = {
   req: Request;
@@ -58,14 +59,14 @@ function send(res: Response, reply: Reply): void {
   else res.status(reply.status).json(reply.body);
 }
 
-/**
- * The one path from the route table to Express: deprecation headers, key, scope,
- * body limits, schema validation, idempotency, then the handler. Handlers never
- * validate input by hand; they receive typed, validated `body` and `query`.
- */
 /** Reads a non-JSON body (CSV upload) into the JSON shape the route's schema validates. */
 export type BodyReader = (req: Request) => Promise<Record<string, unknown>>;
 
+/**
+ * The one path from the route table to Express: deprecation headers, key, scope,
+ * body limits, storable text, schema validation, idempotency, then the handler.
+ * Handlers never validate input by hand; they receive typed, validated `body` and `query`.
+ */
 function routeChain(deps: Deps, route: RouteDef, handler: Handler, renderError: (req: Request, err: ApiError) => Reply, bodyReader?: BodyReader): RequestHandler[] {
   const chain: RequestHandler[] = [
     (_req, res, next) => {
@@ -98,6 +99,9 @@ function routeChain(deps: Deps, route: RouteDef, handler: Handler, renderError: 
   }
   chain.push(async (req: Request, res: Response, next: NextFunction) => {
     try {
+      assertStorableInput(req.params, "path");
+      assertStorableInput(req.query, "query");
+      assertStorableInput(req.body, "body");
       const input = (): HandlerInput => {
         const query = validateQuery<Record<string, unknown>>(route.query ?? EMPTY_QUERY, { ...(req.query as Record<string, unknown>) });
         let body: unknown = undefined;
