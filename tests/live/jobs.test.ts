@@ -184,6 +184,42 @@ describe("nothing is lost when processes die or Redis is emptied mid-job", () =>
     }
   });
 
+  it("finishes a cancelled job whose in-flight chunk lost its worker: the rows sent are answered and billed, the money settles", async () => {
+    const k = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "live", balanceMicros: 10_000_000n });
+    const ledger = await startService("billing-ledger", gw.env, ledgerEnv);
+    sim.settings.latencyMs = 2_000;
+    const first = await startService("check-worker", gw.env, workerEnv({ CONCURRENCY: "1" }));
+    try {
+      const before = sim.stats.requests;
+      const created = await createJob(k, { numbers: numbers(100), checks: ["whatsapp"] });
+      await eventually(async () => sim.stats.requests > before, 10_000, "first chunk in flight");
+      expect((await gw.http().delete(`/v1/jobs/${created.body.id}`).set(bearer(k.key))).body.status).toBe("cancelled");
+      await first.stop("SIGKILL");
+      sim.settings.latencyMs = 0;
+      const second = await startService("check-worker", gw.env, workerEnv());
+      try {
+        const final = await waitJob(k, created.body.id, ["cancelled"]);
+        expect(final.progress.done).toBe(100);
+        await settled(k.accountId);
+      } finally {
+        await second.stop();
+      }
+      const { rows } = await gw.store.pool.query<{ status: string; n: number }>(
+        `SELECT c->>'status' AS status, count(*)::int AS n FROM result_rows r, jsonb_array_elements(r.checks) c WHERE r.job_id = $1 GROUP BY 1`,
+        [created.body.id],
+      );
+      const by = Object.fromEntries(rows.map((r) => [r.status, r.n]));
+      expect(by.cancelled).toBe(50); // the second chunk was never sent
+      expect(by.pending).toBeUndefined(); // the first chunk's rows were answered
+      const s = await settlementsOf(k.accountId);
+      expect(s.charged).toBeGreaterThan(0);
+      expect(await reconcileAccount(gw.store.pool, k.accountId)).toMatchObject({ balanced: true, reservedMicros: 0n });
+    } finally {
+      sim.settings.latencyMs = 0;
+      await ledger.stop();
+    }
+  });
+
   it("finishes a job whose queue was emptied: the reconciler re-enqueues from Postgres", async () => {
     const k = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "live", balanceMicros: 10_000_000n });
     const created = await createJob(k, { numbers: numbers(120), checks: ["whatsapp"] });

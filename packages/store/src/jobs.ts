@@ -174,12 +174,19 @@ export async function jobRowsPage(sql: Sql, jobId: string, afterRowNo: number, l
   return rows;
 }
 
-/** Claims a chunk for processing; null when it is done, cancelled or its job is not running. */
+/**
+ * Which chunks still have work: every unfinished chunk of a live job, and a chunk
+ * of a cancelled job that was already running (its rows went to a source: they
+ * finish and are billed, and the job is final only when they have).
+ */
+const CHUNK_HAS_WORK = `(j.status IN ('queued', 'running') AND c.status IN ('queued', 'running') OR j.status = 'cancelled' AND c.status = 'running')`;
+
+/** Claims a chunk for processing; null when it is done, cancelled, or its job will not run it. */
 export async function claimChunk(sql: Sql, jobId: string, chunkNo: number, now: Date, leaseMs: number): Promise<{ first_row: number; last_row: number } | null> {
   const { rows } = await sql.query<{ first_row: number; last_row: number }>(
     `UPDATE job_chunks c SET status = 'running', attempts = c.attempts + 1, leased_until = $3, updated_at = $4
      FROM jobs j
-     WHERE c.job_id = $1 AND c.chunk_no = $2 AND c.status IN ('queued', 'running') AND j.id = c.job_id AND j.status IN ('queued', 'running')
+     WHERE c.job_id = $1 AND c.chunk_no = $2 AND j.id = c.job_id AND ${CHUNK_HAS_WORK}
      RETURNING c.first_row, c.last_row`,
     [jobId, chunkNo, new Date(now.getTime() + leaseMs), now],
   );
@@ -330,11 +337,14 @@ export async function failJob(client: pg.PoolClient, jobId: string, code: string
   return true;
 }
 
-/** Chunks whose queue message may be lost: queued for a while, or running past their lease. */
+/**
+ * Chunks whose queue message may be lost: queued for a while, or running past their
+ * lease — a cancelled job's in-flight chunk included, or the job would never end.
+ */
 export async function staleChunks(sql: Sql, now: Date, queuedFor: number, limit = 500): Promise<Array<{ job_id: string; chunk_no: number }>> {
   const { rows } = await sql.query(
     `SELECT c.job_id, c.chunk_no FROM job_chunks c JOIN jobs j ON j.id = c.job_id
-     WHERE j.status IN ('queued', 'running')
+     WHERE ${CHUNK_HAS_WORK}
        AND ((c.status = 'queued' AND c.updated_at < $2) OR (c.status = 'running' AND c.leased_until < $1))
      ORDER BY c.updated_at LIMIT $3`,
     [now, new Date(now.getTime() - queuedFor), limit],

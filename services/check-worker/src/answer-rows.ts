@@ -1,5 +1,6 @@
 import { checkDef, isBillable, parseNumber, type Answer, type CheckCode, type CheckResult, type IdentifierStatus } from "@svc/domain";
 import type { CheckRunner, Identifier } from "@svc/sources";
+import type { Logger } from "@svc/runtime";
 import { cacheAnswers, cachedAnswers, identifierHash, type Store } from "@svc/store";
 
 /** A stored row with checks still to answer (lookup rows and job rows alike). */
@@ -26,20 +27,20 @@ function identifierOf(row: PendingRow): Identifier {
 /**
  * Answers every pending check of `rows`: from the answer cache first (marked
  * `cached`, never billed), then, grouped by check, from the check's routes in
- * batches; fresh conclusive answers go into the cache. Returns each row's full
- * check list with the pending entries filled in (`billed` set by the one rule).
+ * batches. Returns each row's full check list with the pending entries filled in
+ * (`billed` set by the one rule), and the fresh conclusive answers for the cache.
  */
 export async function answerRows(
   deps: { store: Store; runner: CheckRunner; cacheSecret: string; now: () => Date },
   rows: readonly PendingRow[],
-): Promise<Array<{ row_no: number; checks: CheckResult[] }>> {
+): Promise<{ rows: Array<{ row_no: number; checks: CheckResult[] }>; fresh: FreshAnswers }> {
   const started = deps.now();
   const checks = [...new Set(rows.flatMap((r) => r.checks.filter((c) => c.status === "pending").map((c) => c.service)))];
   const hashes = new Map(rows.map((r) => [r.row_no, identifierHash(deps.cacheSecret, (r.e164 ?? r.email ?? "") as string)]));
   const cache = new Map<CheckCode, Awaited<ReturnType<typeof cachedAnswers>>>();
   for (const check of checks) cache.set(check, await cachedAnswers(deps.store.pool, check, [...hashes.values()], started));
 
-  const fresh = new Map<CheckCode, Array<{ hash: Buffer; answer: Answer }>>();
+  const fresh: FreshAnswers = new Map();
   const answers = new Map<string, CheckResult>();
   const key = (rowNo: number, check: CheckCode) => `${rowNo}|${check}`;
   await Promise.all(
@@ -71,12 +72,31 @@ export async function answerRows(
     }),
   );
 
+  return {
+    rows: rows.map((row) => ({
+      row_no: row.row_no,
+      checks: row.checks.map((c) => (c.status === "pending" ? (answers.get(key(row.row_no, c.service)) ?? c) : c)),
+    })),
+    fresh,
+  };
+}
+
+/** Fresh conclusive answers by check, keyed by identifier hash. */
+export type FreshAnswers = Map<CheckCode, Array<{ hash: Buffer; answer: Answer }>>;
+
+/**
+ * Stores fresh answers for reuse — only after the answers they came with are
+ * committed: cached first, a run that died before its commit would find its own
+ * answers on the retry and mark them `cached`, so they would never be billed.
+ * Best effort: a cache write that fails costs only a later cache miss.
+ */
+export async function cacheFreshAnswers(deps: { store: Store; now: () => Date; logger: Logger }, fresh: FreshAnswers): Promise<void> {
   const now = deps.now();
-  for (const [check, entries] of fresh) {
-    await cacheAnswers(deps.store.pool, check, entries, now, new Date(now.getTime() + checkDef(check).cacheTtlSeconds * 1000));
+  try {
+    for (const [check, entries] of fresh) {
+      await cacheAnswers(deps.store.pool, check, entries, now, new Date(now.getTime() + checkDef(check).cacheTtlSeconds * 1000));
+    }
+  } catch (err) {
+    deps.logger.warn({ err }, "answers not cached");
   }
-  return rows.map((row) => ({
-    row_no: row.row_no,
-    checks: row.checks.map((c) => (c.status === "pending" ? (answers.get(key(row.row_no, c.service)) ?? c) : c)),
-  }));
 }

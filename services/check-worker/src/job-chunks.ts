@@ -3,7 +3,7 @@ import { notifyDispatcher, type WorkerContext } from "@svc/core";
 import { publishCompletion } from "@svc/queues";
 import type { CheckRunner } from "@svc/sources";
 import { chunkRows, claimChunk, completeChunk, failJob, jobById, recordEvent, withTransaction, type JobRecord } from "@svc/store";
-import { answerRows } from "./answer-rows";
+import { answerRows, cacheFreshAnswers, type FreshAnswers } from "./answer-rows";
 import { jobEventData } from "./job-events";
 
 /** How long a claimed chunk may run before the reconciler assumes its worker died. */
@@ -16,34 +16,9 @@ export const CHUNK_LEASE_MS = 5 * 60_000;
  * chunk's rows to the billing-ledger. The last chunk completes the job.
  */
 export async function runJobChunk(ctx: WorkerContext, runner: CheckRunner, cacheSecret: string, jobId: string, chunkNo: number, job?: Job): Promise<void> {
+  let done: { outcome: ChunkOutcome; claimed: { first_row: number; last_row: number }; fresh: FreshAnswers } | null;
   try {
-    const claimed = await claimChunk(ctx.store.pool, jobId, chunkNo, ctx.now(), CHUNK_LEASE_MS);
-    if (!claimed) return; // done, cancelled, or the job is no longer running
-    const rows = await chunkRows(ctx.store.pool, jobId, claimed.first_row, claimed.last_row);
-    const results = await answerRows({ store: ctx.store, runner, cacheSecret, now: ctx.now }, rows);
-    const now = ctx.now();
-    const { rows: rsv } = await ctx.store.pool.query<{ id: string }>(`SELECT id FROM reservations WHERE job_id = $1`, [jobId]);
-    const outcome = await withTransaction(ctx.store.pool, async (client) => {
-      const result = await completeChunk(client, jobId, chunkNo, results, now);
-      if (!result) return null;
-      const eventIds: string[] = [];
-      if (result.finished && result.job.status === "completed") eventIds.push(await jobEvent(client, result.job, "job.completed", now));
-      else if (result.progressDue) {
-        await client.query(`UPDATE jobs SET last_progress_at = $2 WHERE id = $1`, [jobId, now]);
-        eventIds.push(await jobEvent(client, result.job, "job.progress", now));
-      }
-      return { ...result, eventIds, reservationId: rsv[0]?.id ?? null };
-    });
-    if (!outcome) return;
-    await notifyDispatcher(ctx, outcome.eventIds);
-    if (outcome.reservationId) {
-      await ctx.producer.enqueue(
-        "settle.reservation",
-        { reservationId: outcome.reservationId, firstRow: claimed.first_row, lastRow: claimed.last_row },
-        { jobId: `settle-${outcome.reservationId}-${chunkNo}` },
-      );
-    }
-    if (outcome.finished) await publishCompletion(ctx.redis, ctx.prefix, jobId);
+    done = await processChunk(ctx, runner, cacheSecret, jobId, chunkNo);
   } catch (err) {
     // Processing cannot go on — an error that no retry will fix, or the last attempt
     // of a transient one: the job fails (and says so) instead of hanging.
@@ -54,6 +29,48 @@ export async function runJobChunk(ctx: WorkerContext, runner: CheckRunner, cache
     }
     throw err;
   }
+  if (!done) return;
+  // The chunk is committed: what follows only announces it. A failure here (Redis
+  // briefly away) must not fail the job; the sweeps deliver what was not sent.
+  const { outcome, claimed, fresh } = done;
+  await cacheFreshAnswers(ctx, fresh);
+  try {
+    await notifyDispatcher(ctx, outcome.eventIds);
+    if (outcome.reservationId) {
+      await ctx.producer.enqueue(
+        "settle.reservation",
+        { reservationId: outcome.reservationId, firstRow: claimed.first_row, lastRow: claimed.last_row },
+        { jobId: `settle-${outcome.reservationId}-${chunkNo}` },
+      );
+    }
+    if (outcome.finished) await publishCompletion(ctx.redis, ctx.prefix, jobId);
+  } catch (err) {
+    ctx.logger.warn({ err, jobId, chunkNo }, "chunk completed; its notices were not sent, the sweeps will settle and announce it");
+  }
+}
+
+type ChunkOutcome = { finished: boolean; eventIds: string[]; reservationId: string | null };
+
+/** Claims, answers and commits one chunk; null when there was nothing to do (done, cancelled, or a repeat). */
+async function processChunk(ctx: WorkerContext, runner: CheckRunner, cacheSecret: string, jobId: string, chunkNo: number) {
+  const claimed = await claimChunk(ctx.store.pool, jobId, chunkNo, ctx.now(), CHUNK_LEASE_MS);
+  if (!claimed) return null; // done, cancelled, or the job is no longer running
+  const rows = await chunkRows(ctx.store.pool, jobId, claimed.first_row, claimed.last_row);
+  const { rows: results, fresh } = await answerRows({ store: ctx.store, runner, cacheSecret, now: ctx.now }, rows);
+  const now = ctx.now();
+  const { rows: rsv } = await ctx.store.pool.query<{ id: string }>(`SELECT id FROM reservations WHERE job_id = $1`, [jobId]);
+  const outcome = await withTransaction(ctx.store.pool, async (client): Promise<ChunkOutcome | null> => {
+    const result = await completeChunk(client, jobId, chunkNo, results, now);
+    if (!result) return null;
+    const eventIds: string[] = [];
+    if (result.finished && result.job.status === "completed") eventIds.push(await jobEvent(client, result.job, "job.completed", now));
+    else if (result.progressDue) {
+      await client.query(`UPDATE jobs SET last_progress_at = $2 WHERE id = $1`, [jobId, now]);
+      eventIds.push(await jobEvent(client, result.job, "job.progress", now));
+    }
+    return { finished: result.finished, eventIds, reservationId: rsv[0]?.id ?? null };
+  });
+  return outcome && { outcome, claimed, fresh };
 }
 
 /**

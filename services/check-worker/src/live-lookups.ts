@@ -3,7 +3,7 @@ import type { CheckResult } from "@svc/domain";
 import { publishCompletion } from "@svc/queues";
 import type { CheckRunner } from "@svc/sources";
 import { completeLookup, pendingLookupRows, recordEvent, withTransaction } from "@svc/store";
-import { answerRows } from "./answer-rows";
+import { answerRows, cacheFreshAnswers } from "./answer-rows";
 
 /**
  * Answers every pending check of a live lookup, completes it in one transaction
@@ -14,7 +14,7 @@ export async function runLiveLookup(ctx: WorkerContext, runner: CheckRunner, cac
   const { rows: found } = await ctx.store.pool.query<{ status: string }>(`SELECT status FROM lookups WHERE id = $1 AND livemode = true`, [lookupId]);
   if (found[0]?.status !== "pending") return;
   const started = ctx.now();
-  const updated = await answerRows({ store: ctx.store, runner, cacheSecret, now: ctx.now }, await pendingLookupRows(ctx.store.pool, lookupId));
+  const { rows: updated, fresh } = await answerRows({ store: ctx.store, runner, cacheSecret, now: ctx.now }, await pendingLookupRows(ctx.store.pool, lookupId));
   const now = ctx.now();
 
   const outcome = await withTransaction(ctx.store.pool, async (client) => {
@@ -36,6 +36,7 @@ export async function runLiveLookup(ctx: WorkerContext, runner: CheckRunner, cac
     return { reservationId: rsv.rows[0]?.id ?? null, eventId };
   });
   if (!outcome) return;
+  await cacheFreshAnswers(ctx, fresh);
   await publishCompletion(ctx.redis, ctx.prefix, lookupId);
   await notifyDispatcher(ctx, [outcome.eventId]);
   if (outcome.reservationId) {
