@@ -220,6 +220,24 @@ describe("nothing is lost when processes die or Redis is emptied mid-job", () =>
     }
   });
 
+  it("bills a job purged the moment it completes, before the billing-ledger got to it", async () => {
+    const k = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "live", balanceMicros: 10_000_000n });
+    const only = await startService("check-worker", gw.env, workerEnv()); // no billing-ledger running
+    try {
+      const created = await createJob(k, { numbers: numbers(60), checks: ["whatsapp"] });
+      const final = await waitJob(k, created.body.id);
+      expect(final.status).toBe("completed");
+      const purged = await gw.http().delete(`/v1/jobs/${created.body.id}`).set(bearer(k.key));
+      expect(purged.body.purged_at).not.toBeNull();
+      const s = await settlementsOf(k.accountId);
+      expect(s.charged).toBe(final.progress.conclusive);
+      expect(s.charged).toBeGreaterThan(0);
+      expect(await reconcileAccount(gw.store.pool, k.accountId)).toMatchObject({ balanced: true, reservedMicros: 0n, ledgerBalanceMicros: 10_000_000n - BigInt(s.charged) * 4_000n });
+    } finally {
+      await only.stop();
+    }
+  });
+
   it("finishes a job whose queue was emptied: the reconciler re-enqueues from Postgres", async () => {
     const k = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "live", balanceMicros: 10_000_000n });
     const created = await createJob(k, { numbers: numbers(120), checks: ["whatsapp"] });

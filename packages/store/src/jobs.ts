@@ -5,6 +5,7 @@ import { from as copyFrom } from "pg-copy-streams";
 import type { CheckResult } from "@svc/domain";
 import type { Sql } from "./db";
 import type { StoredRow } from "./lookups";
+import { settleReservation } from "./settlement";
 
 export type JobStatus = "queued" | "running" | "completed" | "failed" | "cancelled";
 export const FINAL_JOB_STATUSES: readonly JobStatus[] = ["completed", "failed", "cancelled"];
@@ -315,15 +316,25 @@ export async function cancelJob(client: pg.PoolClient, jobId: string, now: Date)
   return true;
 }
 
-/** Deletes a finished job's rows now; later result reads are 404. */
-export async function purgeJobResults(client: pg.PoolClient, jobId: string, now: Date): Promise<boolean> {
-  const { rowCount } = await client.query(
-    `UPDATE jobs SET purged_at = COALESCE(purged_at, $2) WHERE id = $1 AND status IN ('completed', 'failed', 'cancelled')`,
-    [jobId, now],
+/**
+ * Deletes a finished job's rows now; later result reads are 404. Settlement reads
+ * those rows, so the job's money is settled first, in this transaction: a purge
+ * right after completion, before the billing-ledger got to it, must not make the
+ * answers free. A cancelled job whose chunks in flight have not finished is not
+ * finished yet: null, nothing purged. Returns the settlement's events to announce.
+ */
+export async function purgeJobResults(client: pg.PoolClient, jobId: string, now: Date): Promise<{ eventIds: string[] } | null> {
+  const { rows } = await client.query<{ id: string }>(
+    `SELECT id FROM jobs WHERE id = $1 AND status IN ('completed', 'failed', 'cancelled') AND finished_at IS NOT NULL FOR UPDATE`,
+    [jobId],
   );
-  if (rowCount === 0) return false;
+  if (rows.length === 0) return null;
+  const { rows: reservations } = await client.query<{ id: string }>(`SELECT id FROM reservations WHERE job_id = $1 AND status = 'open'`, [jobId]);
+  const eventIds: string[] = [];
+  for (const r of reservations) eventIds.push(...(await settleReservation(client, r.id, now)).eventIds);
+  await client.query(`UPDATE jobs SET purged_at = COALESCE(purged_at, $2) WHERE id = $1`, [jobId, now]);
   await client.query(`DELETE FROM result_rows WHERE job_id = $1`, [jobId]);
-  return true;
+  return { eventIds };
 }
 
 /** Marks a job failed (its chunks can never run); unsent rows are released at settlement. */

@@ -1,4 +1,5 @@
 import { ApiError, LIMITS } from "@svc/contract";
+import { notifyDispatcher } from "@svc/core";
 import { FINAL_JOB_STATUSES, cancelJob, jobById, purgeJobResults, withTransaction } from "@svc/store";
 import { publishCompletion } from "@svc/queues";
 import type { Deps } from "../context";
@@ -26,8 +27,9 @@ export function getJobHandler(deps: Deps): Handler {
 /**
  * DELETE /v1/jobs/{id}: a running job is cancelled (unsent rows released, rows in
  * flight finish and are billed); a finished job's results are deleted now and
- * `purged_at` set (its status stays what it was). `jobs:write` acts on the jobs the
- * key can read.
+ * `purged_at` set (its status stays what it was). A cancelled job still finishing
+ * its rows in flight is answered as it is (delete again once `finished_at` is set).
+ * `jobs:write` acts on the jobs the key can read.
  */
 export function deleteJobHandler(deps: Deps): Handler {
   return async ({ caller, params }) => {
@@ -35,7 +37,8 @@ export function deleteJobHandler(deps: Deps): Handler {
     const job = await visibleJob(deps, caller, params.id ?? "", !caller.scopes.includes("jobs:read_all"));
     const now = deps.now();
     if (FINAL_JOB_STATUSES.includes(job.status)) {
-      await withTransaction(deps.store.pool, (client) => purgeJobResults(client, job.id, now));
+      const purged = await withTransaction(deps.store.pool, (client) => purgeJobResults(client, job.id, now));
+      if (purged) await notifyDispatcher(deps, purged.eventIds);
     } else {
       const cancelled = await withTransaction(deps.store.pool, (client) => cancelJob(client, job.id, now));
       if (cancelled) {
