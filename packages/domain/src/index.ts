@@ -16,3 +16,4 @@ export * from "./ip-allowlist";
 export * from "./test-mode-doc";
 export * from "./billing";
 export * from "./spam-score";
+export * from "./address-policy";

@@ -1,6 +1,6 @@
 import { createServer } from "node:net";
 import { WebhookTransport, directConnector, type Connector } from "./deliver";
-import { parseRanges } from "./address-policy";
+import { parseRanges } from "@svc/domain";
 import type { Resolve } from "./url-check";
 import { createTestCertificates } from "./testing/test-ca";
 import { WebhookReceiver } from "./testing/receiver";

@@ -3,7 +3,7 @@ import net from "node:net";
 import tls from "node:tls";
 import type { Duplex } from "node:stream";
 import { checkWebhookUrl, WebhookUrlError, type Resolve } from "./url-check";
-import type { AddressPolicy } from "./address-policy";
+import type { AddressPolicy } from "@svc/domain";
 
 /** Opens a TCP connection to an address that was checked. Tests inject one that maps a "public" address to a local receiver. */
 export type Connector = (target: { address: string; port: number }) => Duplex;

@@ -1,4 +1,3 @@
-export * from "./address-policy";
 export * from "./url-check";
 export * from "./signing";
 export * from "./secrets";

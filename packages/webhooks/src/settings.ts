@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { ConfigError, Type } from "@svc/config";
-import { parseRanges, type AddressPolicy } from "./address-policy";
+import { parseRanges, type AddressPolicy } from "@svc/domain";
 import { dataKey } from "./secrets";
 
 /** Settings the gateway and the webhook-dispatcher both read (spread into their schemas). */

@@ -1,5 +1,5 @@
 import { isIP } from "node:net";
-import { isDeliverableAddress, type AddressPolicy } from "./address-policy";
+import { isDeliverableAddress, type AddressPolicy } from "@svc/domain";
 
 /** Resolves a host name to every address it has (A and AAAA). */
 export type Resolve = (hostname: string) => Promise<string[]>;

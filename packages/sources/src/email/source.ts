@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import net from "node:net";
-import { parseEmail, type Answer } from "@svc/domain";
+import { isDeliverableAddress, parseEmail, type Answer } from "@svc/domain";
 import { SourceError, type Identifier, type Source } from "../types";
 import { isDisposableDomain } from "./disposable";
 import { DnsError, DnsResolver } from "./dns";
@@ -183,7 +183,8 @@ export class SmtpEmailSource implements Source {
       }
       for (const address of addresses) {
         addressFound = true;
-        if (!this.allowPrivate && NON_PUBLIC.check(address, net.isIPv6(address) ? "ipv6" : "ipv4")) {
+        // The same address policy as webhooks: a domain's MX is chosen by whoever owns the domain.
+        if (!this.allowPrivate && !isDeliverableAddress(address)) {
           inconclusive = true;
           continue;
         }
@@ -258,35 +259,3 @@ export function classifyRcpt(reply: SmtpReply): "accepted" | "no_such_user" | "t
   return [550, 551, 553].includes(reply.code) && !POLICY_WORDS.test(reply.lines.join(" ")) ? "no_such_user" : "refused";
 }
 
-/** Addresses never probed unless allowPrivateAddresses: loopback, private, CGNAT, link-local, documentation, multicast, reserved. */
-const NON_PUBLIC = (() => {
-  const list = new net.BlockList();
-  for (const [net4, prefix] of [
-    ["0.0.0.0", 8],
-    ["10.0.0.0", 8],
-    ["100.64.0.0", 10],
-    ["127.0.0.0", 8],
-    ["169.254.0.0", 16],
-    ["172.16.0.0", 12],
-    ["192.0.0.0", 24],
-    ["192.0.2.0", 24],
-    ["192.168.0.0", 16],
-    ["198.18.0.0", 15],
-    ["198.51.100.0", 24],
-    ["203.0.113.0", 24],
-    ["224.0.0.0", 3],
-  ] as const)
-    list.addSubnet(net4, prefix, "ipv4");
-  for (const [net6, prefix] of [
-    ["::", 127],
-    ["::ffff:0:0", 96],
-    ["64:ff9b:1::", 48],
-    ["100::", 64],
-    ["2001:db8::", 32],
-    ["fc00::", 7],
-    ["fe80::", 10],
-    ["ff00::", 8],
-  ] as const)
-    list.addSubnet(net6, prefix, "ipv6");
-  return list;
-})();

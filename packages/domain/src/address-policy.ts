@@ -57,7 +57,10 @@ function allowedByPolicy(addr: Addr, policy: AddressPolicy): boolean {
   return (policy.allowedPrivate ?? []).some(([net, bits]) => net.kind() === addr.kind() && addr.match(net, bits));
 }
 
-/** True when webhooks may be sent to `address` (a literal IPv4 or IPv6 address). */
+/**
+ * True when the service may connect to `address` (a literal IPv4 or IPv6 address)
+ * on a customer's or a stranger's behalf: webhook endpoints, mail servers found in DNS.
+ */
 export function isDeliverableAddress(address: string, policy: AddressPolicy = {}): boolean {
   if (!ipaddr.isValid(address)) return false;
   const addr = ipaddr.parse(address);
@@ -66,5 +69,9 @@ export function isDeliverableAddress(address: string, policy: AddressPolicy = {}
   const v6 = addr as ipaddr.IPv6;
   const inner = embeddedIPv4(v6);
   if (inner.length > 0) return inner.every((v4) => allowedByPolicy(v4, policy) || !NOT_PUBLIC.has(v4.range()));
-  return v6.range() === "unicast" || v6.range() === "rfc6052";
+  // Only global unicast (2000::/3): ipaddr.js calls the deprecated IPv4-compatible
+  // ::/96 and site-local fec0::/10 "unicast" too, and both can reach internal IPv4.
+  return v6.range() === "unicast" && v6.match(GLOBAL_UNICAST, 3);
 }
+
+const GLOBAL_UNICAST = ipaddr.IPv6.parse("2000::");
