@@ -54,9 +54,14 @@ describe("the fleet as real processes", () => {
       .set(bearer(key.key))
       .send({ numbers: ["+12125550177"], emails: ["private.person@corp.example"], checks: ["spam", "email"] });
     await request(gateway.url).post("/v1/lookup").set(bearer(`${key.key.slice(0, -2)}xx`)).send({ numbers: ["+12125550177"], checks: ["spam"] });
+    // Identifiers put in a path, percent-encoded, by mistake or on purpose.
+    await request(gateway.url).get("/v1/lookups/private.person%40corp.example").set(bearer(key.key));
+    await request(gateway.url).get("/v1/lookups/%2B1%20212%20555%200177").set(bearer(key.key));
+    await request(gateway.url).get("/v1/no-such/%2B1%20212%20555%200177");
     const logs = gateway.output() + worker.output();
     expect(logs).toMatch(/"msg":"request"/);
-    for (const secret of ["12125550177", "private.person", "corp.example", key.key, key.key.slice(9, 30)]) expect(logs).not.toContain(secret);
+    expect(logs).toMatch(/"route":"\/v1\/lookups\/:id"/);
+    for (const secret of ["12125550177", "212%20555", "private.person", "corp.example", key.key, key.key.slice(9, 30)]) expect(logs).not.toContain(secret);
   });
 });
 

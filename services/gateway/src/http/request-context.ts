@@ -1,11 +1,21 @@
 import type { NextFunction, Request, Response } from "express";
-import { newId } from "@svc/domain";
+import { looksLikeId, newId } from "@svc/domain";
 import type { Logger } from "@svc/runtime";
 
 /**
+ * What the access log says about the path: the matched route's template and its
+ * id, if it is shaped like one of ours. The raw path is the client's text and may carry a
+ * number or an address in any encoding; the query string and body are never logged.
+ */
+function loggedPath(req: Request): { route: string; id?: string } {
+  if (!req.route) return { route: "(no route)" };
+  const id = req.params?.id;
+  return { route: `${req.baseUrl}${String(req.route.path)}`, ...(id && looksLikeId(id) ? { id } : {}) };
+}
+
+/**
  * First middleware: a `req_…` id on every response (header and error body), a
- * child logger carrying it, and one access-log line per request. Only the path is
- * logged, never the query string or body (they may hold keys or identifiers).
+ * child logger carrying it, and one access-log line per request.
  */
 export function requestContext(logger: Logger) {
   return (req: Request, res: Response, next: NextFunction) => {
@@ -16,7 +26,7 @@ export function requestContext(logger: Logger) {
     res.on("finish", () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       const level = res.statusCode >= 500 ? "error" : "info";
-      req.log[level]({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 10) / 10, keyId: req.caller?.keyId }, "request");
+      req.log[level]({ method: req.method, ...loggedPath(req), status: res.statusCode, ms: Math.round(ms * 10) / 10, keyId: req.caller?.keyId }, "request");
     });
     next();
   };
