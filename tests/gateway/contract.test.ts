@@ -1,3 +1,4 @@
+import { connect } from "node:net";
 import { DEFAULT_SCOPES } from "@svc/domain";
 import { bearer, accountWithKey } from "../support/fixtures";
 import { startTestGateway, type TestGateway } from "../support/gateway";
@@ -92,5 +93,30 @@ describe("request ids and the error object", () => {
       expect400(await gw.http().post("/v1/lookup").set(bearer(key)).set("Idempotency-Key", "deep").set("Content-Type", "application/json").send(deep));
       expect((await gw.http().get("/v1/health")).status).toBe(200);
     });
+  });
+
+  it("refuses a body declared over the limit at once, without waiting for it", async () => {
+    const { key } = await accountWithKey(gw.store, gw.env.keyHashSecret);
+    const url = new URL(gw.url);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(url.port), url.hostname, () => {
+        // 10 GB announced, 10 bytes sent, and the connection held open.
+        socket.write(`POST /v1/lookup HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 10000000000\r\n\r\n{"numbers"`);
+      });
+      let got = "";
+      socket.on("data", (d) => (got += d.toString()));
+      socket.on("close", () => resolve(got));
+      socket.on("error", reject);
+      setTimeout(() => (socket.destroy(), resolve(got)), 3_000);
+    });
+    expect(answer).toMatch(/^HTTP\/1.1 413/);
+    expect(answer).toContain('"code":"payload_too_large"');
+  });
+
+  it("answers headers too large for Node with the standard error object", async () => {
+    const res = await gw.http().get("/v1/health").set("X-Padding", "x".repeat(20_000));
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: "invalid_request", retryable: false });
+    expect(res.headers["x-request-id"]).toMatch(/^req_/);
   });
 });

@@ -5,7 +5,8 @@ import request from "supertest";
 import { createLogger } from "@svc/runtime";
 import { createStore, KeyedSemaphore, type Store } from "@svc/store";
 import { CompletionWaiter, createRedis, Producer, waitForRedis } from "@svc/queues";
-import { createApp } from "../../services/gateway/src/app";
+import { createApp, docBaseUrl } from "../../services/gateway/src/app";
+import { answerClientErrors } from "../../services/gateway/src/http/client-errors";
 import { CacheInvalidator, createCaches } from "../../services/gateway/src/cache/caches";
 import { ParsePool } from "../../services/gateway/src/requests/parse-pool";
 import { ensurePublicSandbox } from "../../services/gateway/src/bootstrap";
@@ -61,6 +62,7 @@ export async function startTestGateway(options: { env?: TestEnv; config?: Record
   const url = `http://${options.host === "::" ? "[::1]" : "127.0.0.1"}:${port}`;
   deps.config.publicBaseUrl = url;
   server.on("request", createApp(deps));
+  answerClientErrors(server, () => docBaseUrl(deps));
   return {
     env,
     deps,

@@ -4,7 +4,8 @@ import { loadDotEnv } from "@svc/config";
 import { createLogger, ShutdownManager } from "@svc/runtime";
 import { createStore, KeyedSemaphore } from "@svc/store";
 import { CompletionWaiter, createRedis, Producer, waitForRedis } from "@svc/queues";
-import { createApp } from "./app";
+import { createApp, docBaseUrl } from "./app";
+import { answerClientErrors } from "./http/client-errors";
 import { CacheInvalidator, createCaches } from "./cache/caches";
 import { ParsePool } from "./requests/parse-pool";
 import { ensurePublicSandbox } from "./bootstrap";
@@ -67,6 +68,7 @@ async function main(): Promise<void> {
   const port = typeof address === "object" && address ? address.port : config.PORT;
   if (!config.PUBLIC_BASE_URL) config.publicBaseUrl = `http://localhost:${port}`;
   server.on("request", createApp(deps));
+  answerClientErrors(server, () => docBaseUrl(deps));
   logger.info({ port, baseUrl: config.publicBaseUrl }, "gateway listening");
 }
 

@@ -10,7 +10,7 @@ import type { Logger } from "@svc/runtime";
 function loggedPath(req: Request): { route: string; id?: string } {
   if (!req.route) return { route: "(no route)" };
   const id = req.params?.id;
-  return { route: `${req.baseUrl}${String(req.route.path)}`, ...(id && looksLikeId(id) ? { id } : {}) };
+  return { route: `${req.baseUrl}${String(req.route.path)}`, ...(typeof id === "string" && looksLikeId(id) ? { id } : {}) };
 }
 
 /**

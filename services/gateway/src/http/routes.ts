@@ -34,10 +34,14 @@ function hasBody(req: Request): boolean {
   return req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
 }
 
+/** Room for multipart boundaries and form fields around a file as large as the limit. */
+const MULTIPART_OVERHEAD = 128 * 1024;
+
 /** JSON body parsing with the route's size limit; any other media type is refused. */
 function jsonBody(route: RouteDef): RequestHandler {
+  const limit = route.bodyLimitBytes ?? ONE_MB;
   const parse = express.json({
-    limit: route.bodyLimitBytes ?? ONE_MB,
+    limit,
     type: JSON_TYPES,
     strict: true,
     verify: (req, _res, buf) => {
@@ -45,6 +49,14 @@ function jsonBody(route: RouteDef): RequestHandler {
     },
   });
   return (req, res, next) => {
+    // A body declared too large is refused at once, not after reading it all; the
+    // connection is closed rather than drained.
+    const declared = Number(req.headers["content-length"] ?? 0);
+    if (declared > limit + (req.is("multipart/form-data") ? MULTIPART_OVERHEAD : 0)) {
+      res.setHeader("Connection", "close");
+      next(new ApiError("payload_too_large"));
+      return;
+    }
     if (hasBody(req) && !req.is(JSON_TYPES) && !(route.extraBodyTypes && req.is(Object.keys(route.extraBodyTypes)))) {
       next(new ApiError("invalid_request", { message: "The request body must be JSON (Content-Type: application/json)." }));
       return;
