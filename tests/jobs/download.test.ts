@@ -123,9 +123,10 @@ describe("GET /v1/jobs/{id}/download?format=csv", () => {
     const { body } = await fetchFile(key, created.body.id, "csv");
     const [header, ...lines] = parseCsv(body);
     const pick = (name: string) => lines.map((line) => line[(header as string[]).indexOf(name)]);
-    // Masked inputs keep their first character, so a leading =, +, - or @ survives masking and must be defused.
+    // Masked inputs keep a number's + and - and an address's first character, so a leading =, +, - or @ can
+    // survive masking and must be defused; in a "number", anything but digits and phone punctuation is masked.
     expect(pick("input_masked")).toEqual([
-      "'=1+2", "'+1 (20*) ***-**00", "'@SUM(A1)", "'-2+3", "'+120******01", `'=HYPERLINK("http://x.example","click")`, '12"3*,56', "'=1\n+2",
+      "*1+2", "'+1 (20*) ***-**00", "****(*1)", "'-2+3", "'+120******01", "**********(******//*.****************)", "12*3**56", "*1\n+2",
       "'=***@x.example", "'+***@x.example", "p***@x.example",
     ]);
     expect(pick("e164")).toEqual(["", TEST.clean, "", "", TEST.scam, "", "", "", "", "", ""]);

@@ -122,8 +122,10 @@ describe("maskNumberInput", () => {
     expect(masked).not.toContain("1234567");
   });
 
-  it("leaves text without digits unchanged", () => {
-    expect(maskNumberInput("abc")).toBe("abc");
+  it("masks letters and everything but phone punctuation: an address sent as a number never shows", () => {
+    expect(maskNumberInput("abc")).toBe("***");
+    expect(maskNumberInput("john.smith@example.com")).toBe("****.*************.***");
+    expect(maskNumberInput("1-800-FLOWERS")).toBe("1-800-*******");
   });
 });
 
