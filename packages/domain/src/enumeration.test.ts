@@ -3,6 +3,7 @@ import {
   DAILY_FAMILY_EMAILS_LIMIT,
   SAME_FAMILY_EMAILS_LIMIT,
   addressDigest,
+  keyedDigest,
   emailFamilies,
   emailFamily,
   hasConsecutiveRun,
@@ -110,6 +111,16 @@ describe("addressDigest", () => {
     expect(addressDigest("John1@Example.org")).toBe(addressDigest("john1@example.org"));
     expect(addressDigest("john1@example.org")).not.toBe(addressDigest("john2@example.org"));
     expect(addressDigest("john1@example.org")).not.toContain("john");
+  });
+});
+
+describe("keyedDigest", () => {
+  it("depends on the secret and differs from the plain digest, so stored digests cannot be matched against a list of addresses", () => {
+    const a = keyedDigest("secret-a");
+    expect(addressDigest("john1@example.org", a)).toBe(addressDigest("John1@Example.org", a));
+    expect(addressDigest("john1@example.org", a)).not.toBe(addressDigest("john1@example.org", keyedDigest("secret-b")));
+    expect(addressDigest("john1@example.org", a)).not.toBe(addressDigest("john1@example.org"));
+    expect(emailFamily("john.1@example.org", a)).toBe(emailFamily("john-2@example.org", a));
   });
 });
 

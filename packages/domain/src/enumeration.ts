@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, createHmac, createSecretKey } from "node:crypto";
 import type { PreparedRow } from "./rows";
 
 export const CONSECUTIVE_NUMBERS_LIMIT = 20;
@@ -21,31 +21,45 @@ export function hasConsecutiveRun(rows: readonly PreparedRow[], limit = CONSECUT
   return values.length > 0 && limit <= 1;
 }
 
+/** Turns text that names an address into a short digest. */
+export type Digest = (text: string) => string;
+
+const sha256Digest: Digest = (text) => createHash("sha256").update(text).digest("base64url").slice(0, 22);
+
+/**
+ * A digest keyed with a server secret, for digests that are stored (Redis): an
+ * unkeyed one can be reversed with a list of likely addresses.
+ */
+export function keyedDigest(secret: string): Digest {
+  const key = createSecretKey(Buffer.from(`enum:${secret}`));
+  return (text) => createHmac("sha256", key).update(text).digest("base64url").slice(0, 22);
+}
+
 /**
  * An address family: same domain and same local part once digits and separators
  * are removed (`john.1@x`, `john-2@x` and `john3@x` are one family). Returned as a
- * hash so families can be counted in Redis without storing any address.
+ * digest so families can be counted without holding any address.
  */
-export function emailFamily(email: string): string {
+export function emailFamily(email: string, digest: Digest = sha256Digest): string {
   const at = email.lastIndexOf("@");
   const local = email.slice(0, at).toLowerCase().replace(/[\d.\-_+]/g, "");
   const domain = email.slice(at + 1).toLowerCase();
-  return createHash("sha256").update(`${local}@${domain}`).digest("base64url").slice(0, 22);
+  return digest(`${local}@${domain}`);
 }
 
-export function addressDigest(email: string): string {
-  return createHash("sha256").update(email.toLowerCase()).digest("base64url").slice(0, 22);
+export function addressDigest(email: string, digest: Digest = sha256Digest): string {
+  return digest(email.toLowerCase());
 }
 
 /** Families in this request with their distinct addresses (digests). */
-export function emailFamilies(rows: readonly PreparedRow[]): Map<string, Set<string>> {
+export function emailFamilies(rows: readonly PreparedRow[], digest: Digest = sha256Digest): Map<string, Set<string>> {
   const families = new Map<string, Set<string>>();
   for (const r of rows) {
     if (r.kind !== "email" || r.email === null) continue;
-    const family = emailFamily(r.email);
+    const family = emailFamily(r.email, digest);
     let members = families.get(family);
     if (!members) families.set(family, (members = new Set()));
-    members.add(addressDigest(r.email));
+    members.add(addressDigest(r.email, digest));
   }
   return families;
 }

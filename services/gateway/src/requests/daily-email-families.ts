@@ -1,12 +1,13 @@
 import { ApiError } from "@svc/contract";
-import { DAILY_FAMILY_EMAILS_LIMIT, emailFamilies, type PreparedRow } from "@svc/domain";
+import { DAILY_FAMILY_EMAILS_LIMIT, emailFamilies, keyedDigest, type Digest, type PreparedRow } from "@svc/domain";
 import type { Caller, Deps } from "../context";
 import { utcDay } from "../time";
 
 /**
  * Live keys: 50 or more addresses of one family (domain + local part without
  * digits and separators) from one account in one UTC day is enumeration. Families
- * are Redis sets of address digests (no address is stored); the check and the add
+ * are Redis sets of address digests keyed with a server secret (no address, nor
+ * anything a list of likely addresses could be matched against); the check and the add
  * happen in one script, so concurrent requests cannot slip past the limit together.
  */
 const SCRIPT = `
@@ -31,8 +32,13 @@ for i, key in ipairs(KEYS) do
 end
 return 0`;
 
+const digests = new Map<string, Digest>();
+
 export async function guardDailyEmailFamilies(deps: Deps, caller: Caller, rows: readonly PreparedRow[]): Promise<void> {
-  const families = emailFamilies(rows);
+  const secret = deps.config.CACHE_HASH_SECRET;
+  let digest = digests.get(secret);
+  if (!digest) digests.set(secret, (digest = keyedDigest(secret)));
+  const families = emailFamilies(rows, digest);
   if (families.size === 0) return;
   const day = utcDay(deps.now());
   const keys: string[] = [];
