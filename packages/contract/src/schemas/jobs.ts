@@ -1,7 +1,9 @@
 import { Type } from "@sinclair/typebox";
 import { CheckName, MaxCost, MoneySchema, Nullable, ResultRowSchema } from "./common";
 
-const Identifier = Type.String({ maxLength: 1000 });
+// No length limit: an identifier too long to be valid is an \`invalid\` row like any
+// other per-row problem (the body limit bounds the request).
+const Identifier = Type.String();
 
 export const JobRequest = Type.Object(
   {
