@@ -108,7 +108,9 @@ describe("npm run admin", () => {
 
   it("tops up and adjusts balances with a reason kept in the ledger, never below zero", async () => {
     const account = createAccount("10");
-    expect(admin("balance", "topup", "--account", account, "--amount", "2.5", "--reason", "wire 7").json()).toMatchObject({ balance: { amount: "12.50" } });
+    expect(admin("balance", "topup", "--account", account, "--amount", "2.5", "--reason", "wire 7", "--reference", "wire-7").json()).toMatchObject({ applied: true, balance: { amount: "12.50" } });
+    // Run again (the first run timed out, say): the same reference changes nothing.
+    expect(admin("balance", "topup", "--account", account, "--amount", "2.5", "--reason", "wire 7", "--reference", "wire-7").json()).toMatchObject({ applied: false, balance: { amount: "12.50" } });
     expect(admin("balance", "adjust", "--account", account, "--amount", "-0.50", "--reason", "goodwill reversal").json()).toMatchObject({ amount: { amount: "-0.50" }, balance: { amount: "12.00" } });
     const refused = admin("balance", "adjust", "--account", account, "--amount", "-100", "--reason", "oops");
     expect(refused.status).not.toBe(0);

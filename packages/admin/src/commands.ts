@@ -37,8 +37,8 @@ export const USAGE = `usage: npm run admin -- <command> [--flags]
   key revoke --id ID
   account set --account ID [--daily-identifiers-cap N|none] [--daily-spend-cap AMOUNT|none] [--low-balance-threshold AMOUNT|none]
                            [--retention-days N] [--realtime on|off] [--require-allowlist on|off]
-  balance topup --account ID --amount AMOUNT --reason TEXT
-  balance adjust --account ID --amount [-]AMOUNT --reason TEXT
+  balance topup --account ID --amount AMOUNT --reason TEXT [--reference REF]
+  balance adjust --account ID --amount [-]AMOUNT --reason TEXT [--reference REF]
   price set --check CODE --amount AMOUNT [--account ID]      (--amount default with --account removes an override)
   check enable|disable --account ID --check CODE
   ledger reconcile --account ID

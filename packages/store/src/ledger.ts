@@ -79,12 +79,13 @@ export async function reconcileAccount(
 export async function postBalanceChange(
   client: pg.PoolClient,
   c: { accountId: string; kind: "topup" | "adjustment"; amountMicros: bigint; reason: string; reference: string },
-): Promise<{ balanceMicros: bigint }> {
+): Promise<{ balanceMicros: bigint; applied: boolean }> {
   const { rows } = await client.query<{ balance_micros: bigint }>(`SELECT balance_micros FROM accounts WHERE id = $1 FOR UPDATE`, [c.accountId]);
   const current = rows[0];
   if (!current) throw new Error("account not found");
   if (current.balance_micros + c.amountMicros < 0n) throw new Error("the balance cannot go below zero");
-  await postLedgerTransaction(client, {
+  // A reference already posted (an operator re-running a command) changes nothing.
+  const applied = await postLedgerTransaction(client, {
     accountId: c.accountId,
     kind: c.kind,
     reference: c.reference,
@@ -100,5 +101,5 @@ export async function postBalanceChange(
      WHERE id = $1 RETURNING balance_micros`,
     [c.accountId],
   );
-  return { balanceMicros: (after.rows[0] as { balance_micros: bigint }).balance_micros };
+  return { balanceMicros: (after.rows[0] as { balance_micros: bigint }).balance_micros, applied };
 }

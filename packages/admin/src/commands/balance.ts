@@ -14,18 +14,24 @@ function signedAmount(text: string, allowNegative: boolean): bigint {
   return negative ? -value : value;
 }
 
-/** balance topup|adjust --account ID --amount X --reason TEXT: a ledger transaction with its reason. */
+/**
+ * balance topup|adjust --account ID --amount X --reason TEXT [--reference REF]: a
+ * ledger transaction with its reason. With --reference (e.g. the wire's id), running
+ * the command again — after a timeout, say — changes nothing (`applied: false`).
+ */
 export function balanceChange(kind: "topup" | "adjustment") {
   return async (args: string[], ctx: CliContext): Promise<Record<string, unknown>> => {
-    const flags = parseFlags(args, ["account", "amount", "reason"]);
+    const flags = parseFlags(args, ["account", "amount", "reason", "reference"]);
     const accountId = required(flags, "account");
     const amount = signedAmount(required(flags, "amount"), kind === "adjustment");
     const reason = required(flags, "reason");
     if (reason.length > 500) throw new CliError("--reason must be at most 500 characters");
-    const reference = `${kind}:${randomUUID()}`;
+    const given = flags.reference;
+    if (given !== undefined && !/^[\x21-\x7e]{1,100}$/.test(given)) throw new CliError("--reference must be 1 to 100 printable characters without spaces");
+    const reference = `${kind}:${accountId}:${given ?? randomUUID()}`;
     try {
-      const { balanceMicros } = await withTransaction(ctx.store.pool, (client) => postBalanceChange(client, { accountId, kind, amountMicros: amount, reason, reference }));
-      return { object: "balance_change", account_id: accountId, kind, amount: money(amount), reason, reference, balance: money(balanceMicros) };
+      const { balanceMicros, applied } = await withTransaction(ctx.store.pool, (client) => postBalanceChange(client, { accountId, kind, amountMicros: amount, reason, reference }));
+      return { object: "balance_change", account_id: accountId, kind, amount: money(amount), reason, reference, applied, balance: money(balanceMicros) };
     } catch (err) {
       const message = (err as Error).message;
       if (/account not found|below zero/.test(message)) throw new CliError(message === "account not found" ? `no account with id "${accountId}"` : message);
