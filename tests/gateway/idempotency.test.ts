@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { Request } from "express";
 import { canonicalJson, callerScope } from "../../services/gateway/src/http/idempotency";
 import type { Caller } from "../../services/gateway/src/context";
-import { bindIdempotentResource, claimIdempotencyKey, completeIdempotencyKey } from "@svc/store";
+import { bindIdempotentResource, claimIdempotencyKey, completeIdempotencyKey, purgeExpired } from "@svc/store";
 import { accountWithKey, bearer, type TestKey } from "../support/fixtures";
 import { startTestGateway, type TestGateway } from "../support/gateway";
 
@@ -169,5 +169,21 @@ describe("Idempotency-Key", () => {
     await completeIdempotencyKey(gw.store.pool, first.claim, { status: 500, headers: {}, body: Buffer.from("null") });
     const { rows } = await gw.store.pool.query(`SELECT state, resource_id FROM idempotency_records WHERE account_id = $1`, [own.accountId]);
     expect(rows).toEqual([{ state: "in_progress", resource_id: "lkp_new" }]);
+  });
+
+  it("purges only expired records: another key's live record with the same key string stays", async () => {
+    const own = await accountWithKey(gw.store, gw.env.keyHashSecret);
+    const sibling = await accountWithKey(gw.store, gw.env.keyHashSecret, { accountId: own.accountId });
+    const insert = (callerScope: string, expires: string) =>
+      gw.store.pool.query(
+        `INSERT INTO idempotency_records (account_id, caller_scope, key, request_hash, state, locked_until, expires_at, resource_id)
+         VALUES ($1, $2, 'same', 'h', 'in_progress', now() + interval '1 minute', now() + $3::interval, 'lkp_x')`,
+        [own.accountId, callerScope, expires],
+      );
+    await insert(own.keyId, "-1 second");
+    await insert(sibling.keyId, "1 day");
+    await purgeExpired(gw.store.pool, new Date());
+    const { rows } = await gw.store.pool.query(`SELECT caller_scope FROM idempotency_records WHERE account_id = $1`, [own.accountId]);
+    expect(rows).toEqual([{ caller_scope: sibling.keyId }]);
   });
 });

@@ -26,7 +26,9 @@ export async function purgeExpired(sql: Sql, now: Date, batch = 1_000): Promise<
     [now, batch * 10],
   );
   const idempotency = await sql.query(
-    `DELETE FROM idempotency_records WHERE (account_id, key) IN (SELECT account_id, key FROM idempotency_records WHERE expires_at <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+    // The whole primary key: records of other API keys with the same key string are not this one.
+    `DELETE FROM idempotency_records WHERE (account_id, caller_scope, key) IN
+       (SELECT account_id, caller_scope, key FROM idempotency_records WHERE expires_at <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`,
     [now, batch * 10],
   );
   const usage = await sql.query(
