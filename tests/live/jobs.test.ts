@@ -1,6 +1,6 @@
 import { Redis } from "ioredis";
 import { newId } from "@svc/domain";
-import { listEvents, reconcileAccount } from "@svc/store";
+import { abandonCancelledChunk, claimChunk, listEvents, reconcileAccount, staleChunks, withTransaction } from "@svc/store";
 import { startSimulator, type Simulator } from "@svc/vendor-simulator";
 import { accountWithKey, bearer, type TestKey } from "../support/fixtures";
 import { startService, type RunningService } from "../support/fleet";
@@ -236,6 +236,24 @@ describe("nothing is lost when processes die or Redis is emptied mid-job", () =>
     } finally {
       await only.stop();
     }
+  });
+
+  it("ends a cancelled job whose in-flight chunk fails for good: that chunk's rows are cancelled, free, and the job can be purged", async () => {
+    const k = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "live", balanceMicros: 10_000_000n });
+    const created = await createJob(k, { numbers: numbers(80), checks: ["whatsapp"] }); // chunks 0 and 1; no worker runs
+    expect(created.status).toBe(201);
+    const id = created.body.id;
+    expect(await claimChunk(gw.store.pool, id, 0, new Date(), 60_000)).not.toBeNull(); // a worker took chunk 0…
+    expect((await gw.http().delete(`/v1/jobs/${id}`).set(bearer(k.key))).body).toMatchObject({ status: "cancelled", finished_at: null });
+    // …and its processing failed for good.
+    expect(await withTransaction(gw.store.pool, (c) => abandonCancelledChunk(c, id, 0, new Date()))).toBe(true);
+    const job = (await gw.http().get(`/v1/jobs/${id}`).set(bearer(k.key))).body;
+    expect(job).toMatchObject({ status: "cancelled", progress: { done: 80, conclusive: 0, non_billable: 80 } });
+    expect(job.finished_at).not.toBeNull();
+    expect(await staleChunks(gw.store.pool, new Date(Date.now() + 3_600_000), 0)).not.toContainEqual(expect.objectContaining({ job_id: id }));
+    expect(await claimChunk(gw.store.pool, id, 0, new Date(), 60_000)).toBeNull();
+    expect((await gw.http().delete(`/v1/jobs/${id}`).set(bearer(k.key))).body.purged_at).not.toBeNull();
+    expect(await reconcileAccount(gw.store.pool, k.accountId)).toMatchObject({ balanced: true, reservedMicros: 0n, ledgerBalanceMicros: 10_000_000n });
   });
 
   it("finishes a job whose queue was emptied: the reconciler re-enqueues from Postgres", async () => {

@@ -281,6 +281,53 @@ export async function jobById(sql: Sql, jobId: string): Promise<JobRecord | null
  * The job is final at once when nothing is in flight. Returns false when the job
  * was not running.
  */
+/**
+ * Every check of a chunk that will not run is done and free: pending ones become
+ * `cancelled`, the rest (invalid, duplicate rows) were final already. Returns how
+ * many checks the chunk holds (none of them counted as done before).
+ */
+async function cancelChunkRows(client: pg.PoolClient, jobId: string, range: { first_row: number; last_row: number }): Promise<number> {
+  await client.query(
+    `UPDATE result_rows SET pending_checks = 0,
+       checks = (SELECT jsonb_agg(CASE WHEN c->>'status' = 'pending' THEN c || '{"status": "cancelled"}'::jsonb ELSE c END ORDER BY ord)
+                 FROM jsonb_array_elements(checks) WITH ORDINALITY AS e(c, ord))
+     WHERE job_id = $1 AND row_no BETWEEN $2 AND $3 AND pending_checks > 0`,
+    [jobId, range.first_row, range.last_row],
+  );
+  const { rows: n } = await client.query<{ n: number }>(
+    `SELECT COALESCE(sum(jsonb_array_length(checks)), 0)::int AS n FROM result_rows WHERE job_id = $1 AND row_no BETWEEN $2 AND $3`,
+    [jobId, range.first_row, range.last_row],
+  );
+  return n[0]?.n ?? 0;
+}
+
+async function hasRunningChunks(client: pg.PoolClient, jobId: string): Promise<boolean> {
+  const { rows } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM job_chunks WHERE job_id = $1 AND status = 'running'`, [jobId]);
+  return (rows[0]?.n ?? 0) > 0;
+}
+
+/**
+ * A cancelled job's in-flight chunk that cannot be finished (its processing failed
+ * for good): its rows are cancelled, free, and the job ends if it was the last one
+ * in flight. False when the job is not cancelled or the chunk is not running.
+ */
+export async function abandonCancelledChunk(client: pg.PoolClient, jobId: string, chunkNo: number, now: Date): Promise<boolean> {
+  const { rows: job } = await client.query(`SELECT status FROM jobs WHERE id = $1 FOR UPDATE`, [jobId]);
+  if (job[0]?.status !== "cancelled") return false;
+  const { rows } = await client.query<{ first_row: number; last_row: number }>(
+    `UPDATE job_chunks SET status = 'cancelled', leased_until = NULL, updated_at = $3 WHERE job_id = $1 AND chunk_no = $2 AND status = 'running' RETURNING first_row, last_row`,
+    [jobId, chunkNo, now],
+  );
+  if (!rows[0]) return false;
+  const checks = await cancelChunkRows(client, jobId, rows[0]);
+  const inFlight = await hasRunningChunks(client, jobId);
+  await client.query(
+    `UPDATE jobs SET done = done + $2, non_billable = non_billable + $2, finished_at = CASE WHEN $3 THEN finished_at ELSE $4 END WHERE id = $1`,
+    [jobId, checks, inFlight, now],
+  );
+  return true;
+}
+
 export async function cancelJob(client: pg.PoolClient, jobId: string, now: Date): Promise<boolean> {
   const { rows } = await client.query(`SELECT status FROM jobs WHERE id = $1 FOR UPDATE`, [jobId]);
   if (!["queued", "running"].includes(rows[0]?.status)) return false;
@@ -288,25 +335,9 @@ export async function cancelJob(client: pg.PoolClient, jobId: string, now: Date)
     `UPDATE job_chunks SET status = 'cancelled', updated_at = $2 WHERE job_id = $1 AND status = 'queued' RETURNING first_row, last_row`,
     [jobId, now],
   );
-  // Every check of a cancelled chunk is done and free: pending ones become `cancelled`,
-  // the rest (invalid, duplicate rows) were final already.
   let checks = 0;
-  for (const range of cancelled) {
-    await client.query(
-      `UPDATE result_rows SET pending_checks = 0,
-         checks = (SELECT jsonb_agg(CASE WHEN c->>'status' = 'pending' THEN c || '{"status": "cancelled"}'::jsonb ELSE c END ORDER BY ord)
-                   FROM jsonb_array_elements(checks) WITH ORDINALITY AS e(c, ord))
-       WHERE job_id = $1 AND row_no BETWEEN $2 AND $3 AND pending_checks > 0`,
-      [jobId, range.first_row, range.last_row],
-    );
-    const { rows: n } = await client.query<{ n: number }>(
-      `SELECT COALESCE(sum(jsonb_array_length(checks)), 0)::int AS n FROM result_rows WHERE job_id = $1 AND row_no BETWEEN $2 AND $3`,
-      [jobId, range.first_row, range.last_row],
-    );
-    checks += n[0]?.n ?? 0;
-  }
-  const { rows: left } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM job_chunks WHERE job_id = $1 AND status = 'running'`, [jobId]);
-  const inFlight = (left[0]?.n ?? 0) > 0;
+  for (const range of cancelled) checks += await cancelChunkRows(client, jobId, range);
+  const inFlight = await hasRunningChunks(client, jobId);
   await client.query(
     `UPDATE jobs SET status = 'cancelled', cancelled_at = $2, done = done + $3, non_billable = non_billable + $3,
             finished_at = CASE WHEN $4 THEN finished_at ELSE $2 END

@@ -2,7 +2,7 @@ import type { Job } from "bullmq";
 import { notifyDispatcher, type WorkerContext } from "@svc/core";
 import { publishCompletion } from "@svc/queues";
 import type { CheckRunner } from "@svc/sources";
-import { chunkRows, claimChunk, completeChunk, failJob, jobById, recordEvent, withTransaction, type JobRecord } from "@svc/store";
+import { abandonCancelledChunk, chunkRows, claimChunk, completeChunk, failJob, jobById, recordEvent, withTransaction, type JobRecord } from "@svc/store";
 import { answerRows, cacheFreshAnswers, type FreshAnswers } from "./answer-rows";
 import { jobEventData } from "./job-events";
 
@@ -24,7 +24,10 @@ export async function runJobChunk(ctx: WorkerContext, runner: CheckRunner, cache
     // of a transient one: the job fails (and says so) instead of hanging.
     if (!isTransient(err) || (job && job.attemptsMade + 1 >= (job.opts.attempts ?? 1))) {
       ctx.logger.error({ err, jobId, chunkNo }, "job chunk cannot be processed");
-      await failJobWithEvent(ctx, jobId, "processing_failed", "A part of the job could not be processed.");
+      // A cancelled job cannot fail; its chunk ends cancelled instead, so the job still ends.
+      const abandoned = await withTransaction(ctx.store.pool, (client) => abandonCancelledChunk(client, jobId, chunkNo, ctx.now()));
+      if (abandoned) await announceJobEnd(ctx, jobId, `chunk-${chunkNo}-abandoned`);
+      else await failJobWithEvent(ctx, jobId, "processing_failed", "A part of the job could not be processed.");
       return;
     }
     throw err;
@@ -100,7 +103,12 @@ export async function failJobWithEvent(ctx: WorkerContext, jobId: string, code: 
   if (!failed) return;
   ctx.logger.error({ jobId, code }, "job failed");
   await notifyDispatcher(ctx, [failed.eventId]);
+  await announceJobEnd(ctx, jobId, "failed");
+}
+
+/** Wakes waiting readers and hands the job's reservation to the billing-ledger (the sweep would, later). */
+async function announceJobEnd(ctx: WorkerContext, jobId: string, why: string): Promise<void> {
   await publishCompletion(ctx.redis, ctx.prefix, jobId);
   const { rows } = await ctx.store.pool.query<{ id: string }>(`SELECT id FROM reservations WHERE job_id = $1`, [jobId]);
-  if (rows[0]) await ctx.producer.enqueue("settle.reservation", { reservationId: rows[0].id }, { jobId: `settle-${rows[0].id}-failed` });
+  if (rows[0]) await ctx.producer.enqueue("settle.reservation", { reservationId: rows[0].id }, { jobId: `settle-${rows[0].id}-${why}` });
 }
