@@ -111,6 +111,8 @@ describe("npm run admin", () => {
     expect(admin("balance", "topup", "--account", account, "--amount", "2.5", "--reason", "wire 7", "--reference", "wire-7").json()).toMatchObject({ applied: true, balance: { amount: "12.50" } });
     // Run again (the first run timed out, say): the same reference changes nothing.
     expect(admin("balance", "topup", "--account", account, "--amount", "2.5", "--reason", "wire 7", "--reference", "wire-7").json()).toMatchObject({ applied: false, balance: { amount: "12.50" } });
+    // A re-run with another amount reports what was posted the first time.
+    expect(admin("balance", "topup", "--account", account, "--amount", "3", "--reason", "wire 7", "--reference", "wire-7").json()).toMatchObject({ applied: false, amount: { amount: "2.50" } });
     expect(admin("balance", "adjust", "--account", account, "--amount", "-0.50", "--reason", "goodwill reversal").json()).toMatchObject({ amount: { amount: "-0.50" }, balance: { amount: "12.00" } });
     const refused = admin("balance", "adjust", "--account", account, "--amount", "-100", "--reason", "oops");
     expect(refused.status).not.toBe(0);

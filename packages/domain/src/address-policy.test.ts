@@ -43,6 +43,8 @@ const REFUSED: Array<[string, string]> = [
   ["64:ff9b::a00:1", "NAT64 of 10.0.0.1"],
   ["64:ff9b::c0a8:101", "NAT64 of 192.168.1.1"],
   ["64:ff9b:1::a9fe:a9fe", "local-use NAT64 of 169.254.169.254"],
+  ["64:ff9b:1:7f00:0:100:808:808", "local-use NAT64 /48 layout of 127.0.0.1 (public-looking tail)"],
+  ["64:ff9b:1::808:808", "local-use NAT64, any address: the prefix length is unknown"],
   ["2002:7f00:1::1", "6to4 of loopback"],
   ["2002:c0a8:101::1", "6to4 of 192.168.1.1"],
   ["2001:0:4136:e378:8000:63bf:80ff:fffe", "Teredo of 127.0.0.1"],

@@ -35,7 +35,7 @@ function embeddedIPv4(v6: ipaddr.IPv6): ipaddr.IPv4[] {
   const found: ipaddr.IPv4[] = [];
   if (v6.isIPv4MappedAddress()) found.push(v6.toIPv4Address());
   const range = v6.range();
-  if (range === "rfc6052" || v6.match(ipaddr.IPv6.parse("64:ff9b:1::"), 48)) found.push(v4(12)); // NAT64
+  if (range === "rfc6052") found.push(v4(12)); // NAT64, well-known /96
   if (range === "6to4") found.push(v4(2));
   if (range === "teredo") found.push(new ipaddr.IPv4(bytes.slice(12, 16).map((b) => b ^ 0xff) as [number, number, number, number]));
   return found;
@@ -67,6 +67,9 @@ export function isDeliverableAddress(address: string, policy: AddressPolicy = {}
   if (allowedByPolicy(addr, policy)) return true;
   if (addr.kind() === "ipv4") return !NOT_PUBLIC.has(addr.range());
   const v6 = addr as ipaddr.IPv6;
+  // Local-use NAT64 (RFC 8215) places the IPv4 address by prefix length, which the
+  // address alone does not tell: the whole /48 is refused.
+  if (v6.match(LOCAL_NAT64, 48)) return false;
   const inner = embeddedIPv4(v6);
   if (inner.length > 0) return inner.every((v4) => allowedByPolicy(v4, policy) || !NOT_PUBLIC.has(v4.range()));
   // Only global unicast (2000::/3): ipaddr.js calls the deprecated IPv4-compatible
@@ -75,3 +78,4 @@ export function isDeliverableAddress(address: string, policy: AddressPolicy = {}
 }
 
 const GLOBAL_UNICAST = ipaddr.IPv6.parse("2000::");
+const LOCAL_NAT64 = ipaddr.IPv6.parse("64:ff9b:1::");

@@ -79,12 +79,19 @@ export async function reconcileAccount(
 export async function postBalanceChange(
   client: pg.PoolClient,
   c: { accountId: string; kind: "topup" | "adjustment"; amountMicros: bigint; reason: string; reference: string },
-): Promise<{ balanceMicros: bigint; applied: boolean }> {
+): Promise<{ balanceMicros: bigint; applied: boolean; amountMicros: bigint }> {
   const { rows } = await client.query<{ balance_micros: bigint }>(`SELECT balance_micros FROM accounts WHERE id = $1 FOR UPDATE`, [c.accountId]);
   const current = rows[0];
   if (!current) throw new Error("account not found");
+  // A reference already posted (an operator re-running a command) changes nothing,
+  // and says what the first run posted.
+  const { rows: posted } = await client.query<{ amount: bigint }>(
+    `SELECT e.amount_micros AS amount FROM ledger_transactions t JOIN ledger_entries e ON e.transaction_id = t.id AND e.book = 'balance'
+     WHERE t.reference = $1 AND t.account_id = $2`,
+    [c.reference, c.accountId],
+  );
+  if (posted[0]) return { balanceMicros: current.balance_micros, applied: false, amountMicros: BigInt(posted[0].amount) };
   if (current.balance_micros + c.amountMicros < 0n) throw new Error("the balance cannot go below zero");
-  // A reference already posted (an operator re-running a command) changes nothing.
   const applied = await postLedgerTransaction(client, {
     accountId: c.accountId,
     kind: c.kind,
@@ -101,5 +108,5 @@ export async function postBalanceChange(
      WHERE id = $1 RETURNING balance_micros`,
     [c.accountId],
   );
-  return { balanceMicros: (after.rows[0] as { balance_micros: bigint }).balance_micros, applied };
+  return { balanceMicros: (after.rows[0] as { balance_micros: bigint }).balance_micros, applied, amountMicros: c.amountMicros };
 }

@@ -30,8 +30,8 @@ export function balanceChange(kind: "topup" | "adjustment") {
     if (given !== undefined && !/^[\x21-\x7e]{1,100}$/.test(given)) throw new CliError("--reference must be 1 to 100 printable characters without spaces");
     const reference = `${kind}:${accountId}:${given ?? randomUUID()}`;
     try {
-      const { balanceMicros, applied } = await withTransaction(ctx.store.pool, (client) => postBalanceChange(client, { accountId, kind, amountMicros: amount, reason, reference }));
-      return { object: "balance_change", account_id: accountId, kind, amount: money(amount), reason, reference, applied, balance: money(balanceMicros) };
+      const { balanceMicros, applied, amountMicros } = await withTransaction(ctx.store.pool, (client) => postBalanceChange(client, { accountId, kind, amountMicros: amount, reason, reference }));
+      return { object: "balance_change", account_id: accountId, kind, amount: money(amountMicros), reason, reference, applied, balance: money(balanceMicros) };
     } catch (err) {
       const message = (err as Error).message;
       if (/account not found|below zero/.test(message)) throw new CliError(message === "account not found" ? `no account with id "${accountId}"` : message);

@@ -49,11 +49,10 @@ function jsonBody(route: RouteDef): RequestHandler {
     },
   });
   return (req, res, next) => {
-    // A body declared too large is refused at once, not after reading it all; the
-    // connection is closed rather than drained.
+    // A body declared too large is answered at once, not after reading it all (Node
+    // then discards what is still coming, so the client reads the 413, not a reset).
     const declared = Number(req.headers["content-length"] ?? 0);
     if (declared > limit + (req.is("multipart/form-data") ? MULTIPART_OVERHEAD : 0)) {
-      res.setHeader("Connection", "close");
       next(new ApiError("payload_too_large"));
       return;
     }
