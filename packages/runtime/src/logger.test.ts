@@ -67,7 +67,7 @@ describe("createLogger", () => {
     const { logger, text, records } = memoryLogger();
     logger.info({ apiKey: LIVE_KEY, to: EMAIL, phone: PHONE, signing: SECRET, auth: BEARER, rows: 3 }, "request");
     expectClean(text());
-    expect(records()[0]).toMatchObject({ apiKey: "svc_live_[redacted]", to: "[email]", phone: "[number]", signing: "whsec_[redacted]", rows: 3 });
+    expect(records()[0]).toMatchObject({ apiKey: "[redacted]", to: "[email]", phone: "[number]", signing: "whsec_[redacted]", rows: 3 });
   });
 
   it("redacts well-known sensitive fields whatever their content", () => {

@@ -53,7 +53,7 @@ describe("scrubValue", () => {
     expect(out).toEqual({
       to: "[email]",
       numbers: ["[number]", "[number]"],
-      nested: { deeper: { apiKey: "svc_live_[redacted]", list: [{ secret: "whsec_[redacted]" }] } },
+      nested: { deeper: { apiKey: "[redacted]", list: [{ secret: "[redacted]" }] } },
       count: 3,
       ok: true,
       none: null,
@@ -101,5 +101,15 @@ describe("scrubValue", () => {
     expect(scrubValue(false)).toBe(false);
     expect(scrubValue(null)).toBeNull();
     expect(scrubValue(undefined)).toBeUndefined();
+  });
+
+  it("redacts values under any key that names a secret, whatever the value looks like", () => {
+    const out = scrubValue({ apiKey: "abc123", vendor_key: "v-1", clientSecret: "s", accessToken: "t", nested: { secretKey: "x", password: "p" }, keyId: "key_8fK2mQ1x", monkey: "banana" });
+    expect(out).toEqual({ apiKey: "[redacted]", vendor_key: "[redacted]", clientSecret: "[redacted]", accessToken: "[redacted]", nested: { secretKey: "[redacted]", password: "[redacted]" }, keyId: "key_8fK2mQ1x", monkey: "banana" });
+  });
+
+  it("scrubs quoted-local-part addresses and numbers written with spaced separators", () => {
+    expect(scrubText('to "john doe"@example.com now')).toBe("to [email] now");
+    expect(scrubText("call +1 - 202 - 555 - 0100")).toBe("call [number]");
   });
 });

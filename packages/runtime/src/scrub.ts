@@ -7,10 +7,17 @@ const PATTERNS: Array<[RegExp, string]> = [
   [/svc_(test|live|agent)_[A-Za-z0-9]+/g, "svc_$1_[redacted]"],
   [/whsec_[A-Za-z0-9+/=]+/g, "whsec_[redacted]"],
   [/Bearer\s+\S+/gi, "Bearer [redacted]"],
+  [/"[^"\n]{1,64}"@[^\s@"'<>(),;:]+\.[A-Za-z0-9-]+/g, "[email]"], // quoted local part: "john doe"@example.com
   [/[^\s@"'<>(),;:]+@[^\s@"'<>(),;:]+\.[A-Za-z0-9-]+/g, "[email]"],
-  // Seven or more digits, optionally separated: phone numbers (and, harmlessly, long digit runs).
-  [/\+?\d(?:[\s().-]{0,2}\d){6,}/g, "[number]"],
+  // Seven or more digits, optionally separated (`+1 - 202 - 555 - 0100` too): phone
+  // numbers (and, harmlessly, long digit runs).
+  [/\+?\d(?:[\s().-]{0,3}\d){6,}/g, "[number]"],
 ];
+
+/** Keys whose values are secrets whatever they hold (`apiKey`, `vendor_key`, `clientSecret`, `accessToken`…). */
+const SECRET_WORD = /secret|passw(or)?d|token|api[_-]?key|authorization|cookie|credential/i;
+const KEY_SUFFIX = /^key$|[_-]key$|[a-z]Key$/;
+const isSecretKey = (name: string) => SECRET_WORD.test(name) || KEY_SUFFIX.test(name);
 
 export function scrubText(text: string): string {
   let out = text;
@@ -31,6 +38,10 @@ export function scrubValue(value: unknown, depth = 0): unknown {
     return { type: value.name, message: scrubText(value.message), stack: value.stack ? scrubText(value.stack) : undefined };
   }
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = SAFE_KEYS.has(k) && typeof v !== "object" ? v : scrubValue(v, depth + 1);
+  for (const [k, v] of Object.entries(value)) {
+    if (SAFE_KEYS.has(k) && typeof v !== "object") out[k] = v;
+    else if (isSecretKey(k) && v !== null && v !== undefined) out[k] = "[redacted]";
+    else out[k] = scrubValue(v, depth + 1);
+  }
   return out;
 }
