@@ -186,4 +186,21 @@ describe("Idempotency-Key", () => {
     const { rows } = await gw.store.pool.query(`SELECT caller_scope FROM idempotency_records WHERE account_id = $1`, [own.accountId]);
     expect(rows).toEqual([{ caller_scope: sibling.keyId }]);
   });
+
+  it("answers a retry after a failure past the insert with the test lookup already made, not a second one", async () => {
+    const own = await accountWithKey(gw.store, gw.env.keyHashSecret);
+    const body = { numbers: ["+12025550100"], checks: ["spam"] };
+    const first = await post(body, "test-crash", own.key);
+    expect(first.status).toBe(200);
+    // What a gateway that died after storing the lookup leaves: the claim in progress, its lock lapsed, the lookup bound.
+    await gw.store.pool.query(
+      `UPDATE idempotency_records SET state = 'in_progress', response_status = NULL, response_headers = NULL, response_body = NULL, locked_until = now() - interval '1 second' WHERE account_id = $1`,
+      [own.accountId],
+    );
+    const retry = await post(body, "test-crash", own.key);
+    expect(retry.status).toBe(200);
+    expect(retry.body.id).toBe(first.body.id);
+    expect(retry.body.results[0].input).toBe("+12025550100");
+    expect(await lookupsOf(own.accountId)).toBe(1);
+  });
 });

@@ -7,6 +7,7 @@ import type { Handler } from "../http/routes";
 import { refuseIfChecksDown } from "../requests/availability";
 import { planRequest, type IdentifierBody, type Plan } from "../requests/plan";
 import { quote, reserveAndStore, type Quote } from "../requests/reserve";
+import { storeTestResource } from "../requests/test-resource";
 import { buildEstimate } from "./estimate";
 import { presentJob } from "./present";
 
@@ -74,7 +75,7 @@ export function createJobHandler(deps: Deps): Handler {
       createdAt: now,
       expiresAt: new Date(now.getTime() + caller.retentionDays * 86_400_000),
     };
-    return caller.livemode ? createLiveJob(deps, req, caller, plan, q, base) : createTestJob(deps, plan, base);
+    return caller.livemode ? createLiveJob(deps, req, caller, plan, q, base) : createTestJob(deps, req, plan, base);
   };
   // The same request, retried after the one that created the job died: answer with it.
   handler.recover = async (_input, jobId: string) => createdJobReply(deps, jobId);
@@ -87,7 +88,7 @@ async function createdJobReply(deps: Deps, jobId: string): Promise<Reply> {
   return { status: 201, body: presentJob(job, job.estimate), headers: { Location: `${deps.config.publicBaseUrl}/v1/jobs/${jobId}` } };
 }
 
-async function createTestJob(deps: Deps, plan: Plan, base: Omit<NewJob, "status" | "rows" | "counters" | "finishedAt" | "chunkSize">): Promise<Reply> {
+async function createTestJob(deps: Deps, req: Request, plan: Plan, base: Omit<NewJob, "status" | "rows" | "counters" | "finishedAt" | "chunkSize">): Promise<Reply> {
   const now = deps.now();
   // Test answers are final at once; in a job a documented outage value reads as a source that could not answer.
   const rows = answerTestRows(plan.rows, plan.checks, now, true).rows.map((r, i) => {
@@ -98,7 +99,7 @@ async function createTestJob(deps: Deps, plan: Plan, base: Omit<NewJob, "status"
       checks: r.checks.map((c) => (outage || c.status === "pending" ? { ...c, status: "unknown" as const, registered: null, attributes: null } : c)),
     };
   });
-  await withTransaction(deps.store.pool, (client) =>
+  await storeTestResource(deps, req, base.id, (client) =>
     insertJob(client, {
       ...base,
       status: "completed",

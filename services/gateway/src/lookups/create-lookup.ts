@@ -1,6 +1,7 @@
 import { ApiError, LIMITS } from "@svc/contract";
 import { answerTestRows, initialLiveRows, maskEmailInput, maskNumberInput, newId, type ResultRow } from "@svc/domain";
 import { announcePending, getLookup, insertLookup, type LookupRecord, type NewLookup, type StoredRow } from "@svc/store";
+import { storeTestResource } from "../requests/test-resource";
 import type { Request, Response } from "express";
 import type { Caller, Deps, Reply } from "../context";
 import type { Handler } from "../http/routes";
@@ -124,7 +125,7 @@ async function createTestLookup(deps: Deps, req: Request, res: Response, caller:
     completed_at: pending ? null : now,
     expires_at: new Date(now.getTime() + caller.retentionDays * 86_400_000),
   };
-  await insertLookup(deps.store.pool, {
+  const stored: NewLookup = {
     id,
     accountId: lookup.account_id,
     apiKeyId: lookup.api_key_id,
@@ -141,7 +142,8 @@ async function createTestLookup(deps: Deps, req: Request, res: Response, caller:
     rows: answered.rows.map(maskRow),
     // Usage counts final answers; a pending test value's are known already (deterministic).
     usage: testUsage(plan, pending ? answerTestRows(plan.rows, plan.checks, now, true).rows : answered.rows, now),
-  });
+  };
+  await storeTestResource(deps, req, id, (client) => insertLookup(client, stored), true);
   if (!pending) return { status: 200, body: presentLookup(lookup, answered.rows, deps.config.publicBaseUrl) };
 
   // Completion on schedule even if nobody polls (lookup.completed must still go out).

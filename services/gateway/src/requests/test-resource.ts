@@ -1,0 +1,35 @@
+import type pg from "pg";
+import { bindIdempotentResource, withTransaction } from "@svc/store";
+import type { Request } from "express";
+import type { Deps } from "../context";
+
+/**
+ * Stores a test-mode lookup or job. Under an Idempotency-Key it is bound to the
+ * request's claim in the same transaction, as live resources are with their money:
+ * a retry after a failure past this point answers with it rather than making (and
+ * counting in usage) a second one. Test mode charges nothing, so a claim lost to a
+ * takeover is not an error here.
+ */
+export async function storeTestResource(
+  deps: Deps,
+  req: Request,
+  id: string,
+  store: (client: pg.PoolClient) => Promise<void>,
+  /** A single-statement store needs no transaction of its own when there is nothing to bind (the hot path). */
+  singleStatement = false,
+): Promise<void> {
+  const claim = req.idempotencyClaim;
+  if (!claim && singleStatement) {
+    const client = await deps.store.pool.connect();
+    try {
+      await store(client);
+    } finally {
+      client.release();
+    }
+    return;
+  }
+  await withTransaction(deps.store.pool, async (client) => {
+    await store(client);
+    if (claim) await bindIdempotentResource(client, claim, id);
+  });
+}
