@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from "express";
 import { ApiError } from "@svc/contract";
-import { addressAllowed, hashApiKey, parseApiKey, sameKeyHash, type Scope } from "@svc/domain";
+import { addressAllowed, hashApiKey, networkOf, parseApiKey, sameKeyHash, type Scope } from "@svc/domain";
 import { findKeyByHash } from "@svc/store";
 import type { Caller, Deps } from "../context";
 
@@ -19,6 +19,26 @@ function keyInQuery(req: Request): boolean {
   return false;
 }
 
+/** Unknown, revoked or expired keys one network may present per minute before they are refused unread. */
+const UNKNOWN_KEYS_PER_MINUTE = 60;
+const unknownKeysKey = (deps: Deps, req: Request) => `${deps.config.REDIS_PREFIX}:authfail:${networkOf(req.ip ?? "")}`;
+
+async function tooManyUnknownKeys(deps: Deps, req: Request): Promise<boolean> {
+  // If Redis cannot answer, keys are still checked (as rate limiting lets requests through).
+  const n = await deps.redis.get(unknownKeysKey(deps, req)).catch(() => null);
+  return Number(n ?? 0) >= UNKNOWN_KEYS_PER_MINUTE;
+}
+
+async function countUnknownKey(deps: Deps, req: Request): Promise<void> {
+  const key = unknownKeysKey(deps, req);
+  await deps.redis
+    .multi()
+    .incr(key)
+    .pexpire(key, 60_000, "NX")
+    .exec()
+    .catch(() => undefined);
+}
+
 /**
  * Resolves the caller from `Authorization: Bearer`. Missing, malformed, unknown,
  * revoked and expired keys and callers outside the allowlist all get the same 401.
@@ -35,12 +55,17 @@ export async function resolveCaller(deps: Deps, req: Request): Promise<Caller> {
   const cacheKey = hash.toString("hex");
   let record = deps.caches.keys.get(cacheKey) ?? null;
   if (!record) {
+    // Keys with a valid checksum are easy to forge; a network that keeps presenting
+    // unknown ones stops costing a database query each.
+    if (await tooManyUnknownKeys(deps, req)) throw unauthorized();
     record = await findKeyByHash(deps.store.pool, hash);
     if (record) deps.caches.keys.set(cacheKey, record);
   }
-  if (!record || !sameKeyHash(record.key_hash, hash)) throw unauthorized();
   const now = deps.now();
-  if (record.revoked_at || (record.expires_at && record.expires_at <= now)) throw unauthorized();
+  if (!record || !sameKeyHash(record.key_hash, hash) || record.revoked_at || (record.expires_at && record.expires_at <= now)) {
+    await countUnknownKey(deps, req);
+    throw unauthorized();
+  }
   if (!addressAllowed(req.ip, record.allow_ips)) throw unauthorized();
   return {
     keyId: record.id,
