@@ -22,14 +22,15 @@ function shapeOf(res: request.Response) {
 }
 
 describe("authentication", () => {
-  it("stops reading unknown keys from a network that keeps presenting them; known keys are unaffected", async () => {
+  it("rate limits a network that keeps presenting unknown keys, before any lookup; known keys are unaffected", async () => {
     const k = await accountWithKey(gw.store, gw.env.keyHashSecret);
     const from = (ip: string, key: string) => gw.http().post("/v1/lookup").set("X-Forwarded-For", ip).set(bearer(key)).send(lookupBody);
     for (let i = 0; i < 60; i += 1) expect((await from("198.51.100.9", generateApiKey("test"))).status).toBe(401);
-    // Not read any more from that network: even a real key not seen yet is refused, with the same 401.
-    const refused = await from("198.51.100.9", k.key);
-    expect(refused.status).toBe(401);
-    expect(refused.body.error.code).toBe("unauthorized");
+    // That network is now rate limited for keys the gateway has not seen yet (a real one included).
+    const limited = await from("198.51.100.9", k.key);
+    expect(limited.status).toBe(429);
+    expect(limited.body.error).toMatchObject({ code: "rate_limited", retryable: true });
+    expect(Number(limited.headers["retry-after"])).toBeGreaterThan(0);
     // Elsewhere it works, and once known it works from there too.
     expect((await from("198.51.100.10", k.key)).status).toBe(200);
     expect((await from("198.51.100.9", k.key)).status).toBe(200);

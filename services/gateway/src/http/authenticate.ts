@@ -19,14 +19,16 @@ function keyInQuery(req: Request): boolean {
   return false;
 }
 
-/** Unknown, revoked or expired keys one network may present per minute before they are refused unread. */
+/** Unknown, revoked or expired keys one network may present per minute before it is rate limited. */
 const UNKNOWN_KEYS_PER_MINUTE = 60;
 const unknownKeysKey = (deps: Deps, req: Request) => `${deps.config.REDIS_PREFIX}:authfail:${networkOf(req.ip ?? "")}`;
 
-async function tooManyUnknownKeys(deps: Deps, req: Request): Promise<boolean> {
+/** Seconds until the network may present a key the gateway does not know yet; 0 = now. */
+async function unknownKeysWait(deps: Deps, req: Request): Promise<number> {
+  const key = unknownKeysKey(deps, req);
   // If Redis cannot answer, keys are still checked (as rate limiting lets requests through).
-  const n = await deps.redis.get(unknownKeysKey(deps, req)).catch(() => null);
-  return Number(n ?? 0) >= UNKNOWN_KEYS_PER_MINUTE;
+  const [count, ttl] = await Promise.all([deps.redis.get(key), deps.redis.pttl(key)]).catch(() => [null, 0] as const);
+  return Number(count ?? 0) >= UNKNOWN_KEYS_PER_MINUTE ? Math.max(1, Math.ceil(Number(ttl) / 1000)) : 0;
 }
 
 async function countUnknownKey(deps: Deps, req: Request): Promise<void> {
@@ -56,8 +58,9 @@ export async function resolveCaller(deps: Deps, req: Request): Promise<Caller> {
   let record = deps.caches.keys.get(cacheKey) ?? null;
   if (!record) {
     // Keys with a valid checksum are easy to forge; a network that keeps presenting
-    // unknown ones stops costing a database query each.
-    if (await tooManyUnknownKeys(deps, req)) throw unauthorized();
+    // unknown ones is rate limited before it costs a database query each.
+    const wait = await unknownKeysWait(deps, req);
+    if (wait > 0) throw new ApiError("rate_limited", { message: "Too many requests with unknown API keys from this network.", retryAfterSeconds: wait });
     record = await findKeyByHash(deps.store.pool, hash);
     if (record) deps.caches.keys.set(cacheKey, record);
   }
