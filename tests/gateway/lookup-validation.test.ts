@@ -41,6 +41,14 @@ describe("request validation", () => {
     await expectError(await post(test.key, body), 400, "invalid_request", param);
   });
 
+  it("answers an identifier starting with an emoji as an invalid row, stored and read back masked", async () => {
+    const res = await post(test.key, { emails: ["😀@example.org"], numbers: ["😀12025550100"], checks: ["email", "spam"] });
+    expect(res.status).toBe(200);
+    expect(res.body.results.map((r: { email_status: string | null; number_status: string | null }) => r.number_status ?? r.email_status)).toEqual(["invalid", "invalid"]);
+    const read = await gw.http().get(`/v1/lookups/${res.body.id}`).set(bearer(test.key));
+    expect(read.body.results.map((r: { input: string }) => r.input)).toEqual(["*120******00", "😀***@example.org"]);
+  });
+
   it("refuses a non-JSON content type", async () => {
     const res = await gw.http().post("/v1/lookup").set(bearer(test.key)).set("Content-Type", "text/plain").send("numbers=+12025550100");
     await expectError(res, 400, "invalid_request", null);

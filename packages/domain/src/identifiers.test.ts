@@ -125,7 +125,21 @@ describe("maskNumberInput", () => {
   it("masks letters and everything but phone punctuation: an address sent as a number never shows", () => {
     expect(maskNumberInput("abc")).toBe("***");
     expect(maskNumberInput("john.smith@example.com")).toBe("****.*************.***");
-    expect(maskNumberInput("1-800-FLOWERS")).toBe("1-800-*******");
+    expect(maskNumberInput("1-800-FLOWERS")).toBe("*-***-*******");
+  });
+});
+
+describe("masking short and unusual inputs", () => {
+  it("masks every digit of a number too short to keep five of them", () => {
+    expect(maskNumberInput("12345")).toBe("*****");
+    expect(maskNumberInput("+1 202")).toBe("+* ***");
+    expect(maskNumberInput("+1 202 555")).toBe("+* *** ***");
+  });
+
+  it("keeps a first character outside the BMP whole, never half a surrogate pair", () => {
+    expect(maskEmailInput("😀@example.org")).toBe("😀***@example.org");
+    expect(maskEmailInput("😀x")).toBe("😀*");
+    expect(maskEmailInput("😀***@example.org").isWellFormed()).toBe(true);
   });
 });
 
