@@ -1,4 +1,4 @@
-import { deleteEndpoint, deliveryLog, recordEvent, recordTestEvent, updateEndpoint, withTransaction } from "@svc/store";
+import { deleteEndpoint, deliveryLog, recordEvent, recordTestEvent, redeliverEvent, updateEndpoint, withTransaction } from "@svc/store";
 import { createTestEnv, type TestEnv } from "../support/env";
 import {
   createTestCertificates,
@@ -227,6 +227,62 @@ describe("webhook dispatcher", () => {
       ["webhook.verification", changed!.eventId],
       ["lookup.completed", eventId],
     ]);
+  });
+
+  it("plans an event after a verification in progress, not from before it: the event goes out instead of being held and expiring", async () => {
+    const ep = await makeEndpoint(d, { url: url("/racing") });
+    const eventId = await record(ep, "lookup.completed", { endpointId: ep.id });
+    // Verification commits while the event is being planned.
+    const verifying = await d.store.pool.connect();
+    try {
+      await verifying.query("BEGIN");
+      await verifying.query(`UPDATE webhook_endpoints SET status = 'active', verified_at = now() WHERE id = $1`, [ep.id]);
+      const planning = d.dispatcher.dispatchEvent(eventId);
+      await new Promise((r) => setTimeout(r, 200));
+      await verifying.query("COMMIT");
+      await planning;
+    } finally {
+      verifying.release();
+    }
+    expect((await deliveries(eventId))[0]).toMatchObject({ status: "succeeded" });
+    expect(forPath("/racing", "lookup.completed")).toHaveLength(1);
+  });
+
+  it("keeps the record of an attempt under way when the URL changes, and the held delivery still goes out once verified", async () => {
+    const ep = await makeEndpoint(d, { url: url("/moving-old"), active: true });
+    let release: () => void = () => undefined;
+    const answered = new Promise<void>((r) => (release = r));
+    receiver.reply = (_r, res) => void answered.then(() => res.writeHead(500).end());
+    const eventId = await record(ep, "lookup.completed", { endpointId: ep.id });
+    const first = d.dispatcher.dispatchEvent(eventId);
+    await new Promise((r) => setTimeout(r, 200)); // the attempt is under way
+    const changed = await withTransaction(d.store.pool, (c) => updateEndpoint(c, { accountId: ep.accountId, livemode: true }, ep.id, { url: url("/moving-new"), now: d.clock.now }));
+    release();
+    await first;
+    const [held] = await deliveries(eventId);
+    expect(held).toMatchObject({ status: "held", attempts: [{ attempt_no: 1, status_code: 500 }] });
+    receiver.reply = (_r, res) => void res.writeHead(200).end();
+    await d.dispatcher.dispatchEvent(changed!.eventId!); // verified: the delivery is released
+    await d.dispatcher.attemptDelivery(held!.delivery_id);
+    expect((await deliveries(eventId))[0]).toMatchObject({ status: "succeeded", attempts: [{ attempt_no: 1, succeeded: false }, { attempt_no: 2, succeeded: true }] });
+  });
+
+  it("sends a queued webhook.test to the new URL after a URL change, and an operator's redelivery leaves held events held", async () => {
+    const ep = await makeEndpoint(d, { url: url("/queued-old"), active: true });
+    receiver.reply = (_r, res) => void res.writeHead(500).end();
+    const testEvent = await withTransaction(d.store.pool, (c) => recordTestEvent(c, { accountId: ep.accountId, livemode: true }, ep.id, d.clock.now));
+    const lookupEvent = await record(ep, "lookup.completed", { endpointId: ep.id });
+    await d.dispatcher.dispatchEvent(testEvent);
+    await d.dispatcher.dispatchEvent(lookupEvent); // both failed once, retries scheduled
+    await withTransaction(d.store.pool, (c) => updateEndpoint(c, { accountId: ep.accountId, livemode: true }, ep.id, { url: url("/queued-new"), now: d.clock.now }));
+    receiver.reply = (_r, res) => void res.writeHead(200).end();
+    const [test] = await deliveries(testEvent);
+    expect(test).toMatchObject({ status: "pending" });
+    d.clock.now = at(10 * SECOND); // its retry is due
+    await d.dispatcher.attemptDelivery(test!.delivery_id);
+    expect(forPath("/queued-new", "webhook.test")).toHaveLength(1);
+    expect(await redeliverEvent(d.store.pool, lookupEvent, d.clock.now)).toEqual([]);
+    expect((await deliveries(lookupEvent))[0]).toMatchObject({ status: "held" });
   });
 
   it("routes events: named endpoint if subscribed, account-wide events to every subscribed endpoint of the mode", async () => {

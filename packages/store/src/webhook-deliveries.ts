@@ -53,6 +53,10 @@ export async function planEvent(sql: Sql, eventId: string, now: Date, leaseMs: n
          AND (ev.type LIKE 'webhook.%' OR ev.type = ANY (e.events))
          -- a challenge recorded before the latest URL change is moot
          AND (ev.type <> 'webhook.verification' OR e.url_changed_at <= ev.created_at)
+       -- Ordered against verification, URL changes and deletion: planning waits for
+       -- one in progress and then reads the endpoint as it left it, and one that comes
+       -- later waits for this plan and then finds its deliveries to hold or cancel.
+       FOR SHARE OF e
      ), d AS (
        INSERT INTO webhook_deliveries (event_id, endpoint_id, status, next_attempt_at, leased_until, created_at, updated_at)
        SELECT event_id, endpoint_id, CASE WHEN sendable THEN 'pending' ELSE 'held' END,
@@ -123,8 +127,12 @@ export async function recordAttempt(sql: Sql, a: AttemptRecord): Promise<Deliver
        INSERT INTO delivery_attempts (delivery_id, attempt_no, started_at, duration_ms, status_code, error, succeeded)
        VALUES ($1::bigint, $2, $3, $4, $5, $6, $7) ON CONFLICT (delivery_id, attempt_no) DO NOTHING
      )
-     UPDATE webhook_deliveries SET attempts = GREATEST(attempts, $2), status = $8, next_attempt_at = $9, leased_until = NULL, updated_at = $10
-     WHERE id = $1::bigint AND status = 'pending' RETURNING status`,
+     UPDATE webhook_deliveries SET attempts = GREATEST(attempts, $2), leased_until = NULL, updated_at = $10,
+       -- Held or cancelled while the attempt was under way (URL changed, endpoint
+       -- deleted): the attempt is kept, the delivery's new state is not overridden.
+       status = CASE WHEN status = 'pending' THEN $8 ELSE status END,
+       next_attempt_at = CASE WHEN status = 'pending' THEN $9 ELSE next_attempt_at END
+     WHERE id = $1::bigint RETURNING status`,
     [a.deliveryId, a.attemptNo, a.startedAt, a.durationMs, a.statusCode, a.error, a.succeeded, status, a.retryAt, a.now],
   );
   return rows[0]?.status ?? null;
@@ -146,8 +154,8 @@ export function activateEndpoint(pool: pg.Pool, endpointId: string, challengeCre
     if (!rowCount) return null;
     const { rows } = await client.query<{ id: string; status: DeliveryStatus }>(
       `UPDATE webhook_deliveries d SET
-         status = CASE WHEN ev.type = 'webhook.verification' THEN 'cancelled' WHEN ev.created_at > $2::timestamptz - ${HELD_TTL} THEN 'pending' ELSE 'expired' END,
-         next_attempt_at = CASE WHEN ev.type <> 'webhook.verification' AND ev.created_at > $2::timestamptz - ${HELD_TTL} THEN $2::timestamptz END,
+         status = CASE WHEN ev.type = 'webhook.verification' THEN 'cancelled' WHEN ev.created_at >= $2::timestamptz - ${HELD_TTL} THEN 'pending' ELSE 'expired' END,
+         next_attempt_at = CASE WHEN ev.type <> 'webhook.verification' AND ev.created_at >= $2::timestamptz - ${HELD_TTL} THEN $2::timestamptz END,
          updated_at = $2
        FROM events ev
        WHERE d.endpoint_id = $1 AND ev.id = d.event_id
@@ -159,11 +167,11 @@ export function activateEndpoint(pool: pg.Pool, endpointId: string, challengeCre
   });
 }
 
-/** Held deliveries of events more than 24 h old will never go out. */
+/** Held deliveries of events more than 24 h old (as retries: "more than 24 hours") will never go out. */
 export async function expireHeldDeliveries(sql: Sql, now: Date): Promise<number> {
   const { rowCount } = await sql.query(
     `UPDATE webhook_deliveries d SET status = 'expired', updated_at = $1
-     FROM events ev WHERE d.status = 'held' AND ev.id = d.event_id AND ev.created_at <= $1::timestamptz - ${HELD_TTL}`,
+     FROM events ev WHERE d.status = 'held' AND ev.id = d.event_id AND ev.created_at < $1::timestamptz - ${HELD_TTL}`,
     [now],
   );
   return rowCount ?? 0;
@@ -202,13 +210,16 @@ export async function deliveryLog(sql: Sql, eventId: string): Promise<DeliveryLo
 
 /**
  * An operator's redelivery: every delivery of the event to an endpoint that still
- * exists becomes due now (one more attempt; retries only within the event's 24 h).
+ * exists becomes due now (one more attempt; retries only within the event's 24 h) —
+ * except those held for an endpoint whose URL is not verified yet: they go out when
+ * it is.
  */
 export async function redeliverEvent(sql: Sql, eventId: string, now: Date): Promise<string[]> {
   const { rows } = await sql.query<{ id: string }>(
     `UPDATE webhook_deliveries d SET status = 'pending', next_attempt_at = $2, updated_at = $2
      FROM webhook_endpoints e
-     WHERE d.event_id = $1 AND e.id = d.endpoint_id AND e.deleted_at IS NULL AND (d.leased_until IS NULL OR d.leased_until < $2)
+     WHERE d.event_id = $1 AND e.id = d.endpoint_id AND e.deleted_at IS NULL AND d.status <> 'held'
+       AND (d.leased_until IS NULL OR d.leased_until < $2)
      RETURNING d.id::text AS id`,
     [eventId, now],
   );

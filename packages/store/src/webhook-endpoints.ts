@@ -108,11 +108,12 @@ export async function updateEndpoint(
     [id, change.events ?? null, urlChanged, change.url ?? null, change.now, new Date(change.now.getTime() + VERIFICATION_INTERVAL_MS)],
   );
   if (!urlChanged) return { endpoint: rows[0] as EndpointRecord, eventId: null };
-  // Undelivered events wait for the new URL; challenges and tests for the old URL are moot.
+  // Undelivered events wait for the new URL; a challenge for the old URL is moot. A
+  // test event queued (202) still goes out, to the new URL, before verification.
   await client.query(
-    `UPDATE webhook_deliveries d SET status = CASE WHEN ev.type LIKE 'webhook.%' THEN 'cancelled' ELSE 'held' END,
+    `UPDATE webhook_deliveries d SET status = CASE WHEN ev.type = 'webhook.verification' THEN 'cancelled' ELSE 'held' END,
        next_attempt_at = NULL, updated_at = $2
-     FROM events ev WHERE d.endpoint_id = $1 AND d.status = 'pending' AND ev.id = d.event_id`,
+     FROM events ev WHERE d.endpoint_id = $1 AND d.status = 'pending' AND ev.id = d.event_id AND ev.type <> 'webhook.test'`,
     [id, change.now],
   );
   const eventId = await recordVerificationEvent(client, owner, id, change.now);

@@ -126,7 +126,7 @@ export class Dispatcher {
       const released = await activateEndpoint(store.pool, task.endpoint_id, task.event_created_at, now);
       if (released) {
         logger.info({ endpointId: task.endpoint_id, released: released.length }, "webhook endpoint verified");
-        for (const id of released) await this.schedule(id, `release-${id}`, 0);
+        for (const id of released) await this.schedule(id, `release-${id}-${now.getTime()}`, 0); // an endpoint can be verified again within the hour
       }
     }
   }
