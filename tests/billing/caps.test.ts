@@ -118,6 +118,7 @@ describe("GET /v1/usage", () => {
     ["to before from", "from=2026-03-02&to=2026-03-01", "to"],
     ["more than 366 days", "from=2025-01-01&to=2026-01-02", "to"],
     ["an unknown group_by", "from=2026-01-01&to=2026-01-02&group_by=hour", "group_by"],
+    ["a year Postgres cannot store", "from=0000-01-01&to=0000-01-02", "from"],
   ])("refuses %s with 400 invalid_request and param", async (_name, query, param) => {
     const k = await accountWithKey(gw.store, gw.env.keyHashSecret);
     const res = await gw.http().get(`/v1/usage?${query}`).set(bearer(k.key));
@@ -139,8 +140,15 @@ describe("GET /v1/usage", () => {
       { day: today, checks: 6, conclusive: 2, cached: 0, billed_units: 0, cost: { amount: "0.00", currency: "USD" } },
     ]);
     await gw.store.pool.query(`UPDATE accounts SET retention_days = 1 WHERE id = $1`, [k.accountId]);
-    gw.setNow(new Date(Date.now() + 86_400_000));
-    const later = await gw.http().get(`/v1/usage?from=${yesterday}&to=${today}`).set(bearer(k.key));
-    expect(later.body.totals.checks).toBe(0);
+    try {
+      // A day later, today's later lookups are still readable (24 h each): the day counts…
+      gw.setNow(new Date(Date.now() + 86_400_000));
+      expect((await gw.http().get(`/v1/usage?from=${yesterday}&to=${today}`).set(bearer(k.key))).body.totals.checks).toBe(6);
+      // …two days later none is.
+      gw.setNow(new Date(Date.now() + 2 * 86_400_000));
+      expect((await gw.http().get(`/v1/usage?from=${yesterday}&to=${today}`).set(bearer(k.key))).body.totals.checks).toBe(0);
+    } finally {
+      gw.setNow(null);
+    }
   });
 });

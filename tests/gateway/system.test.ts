@@ -17,6 +17,8 @@ describe("GET /v1/health", () => {
     const res = await gw.http().get("/v1/health");
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ status: "ok", database: "ok" });
+    // A monitor's cache-buster is ignored.
+    expect((await gw.http().get("/v1/health?t=1700000000")).status).toBe(200);
   });
 
   it("is 503 with Retry-After when the database does not", async () => {

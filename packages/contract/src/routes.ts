@@ -309,7 +309,8 @@ export const ROUTES: RouteDef[] = [
     tag: "System",
     summary: "200 when the API can reach its database; otherwise 503 with Retry-After",
     auth: "none",
-    query: Empty,
+    // Monitors add cache-busting parameters; the health check ignores its query string.
+    query: Type.Object({}, { additionalProperties: true }),
     responses: { 200: { description: "Healthy.", schema: HealthSchema }, 503: { description: "The database is unreachable (error object, code temporarily_unavailable).", headers: ["Retry-After"] } },
     errors: ["temporarily_unavailable"],
   },

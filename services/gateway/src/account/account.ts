@@ -3,7 +3,7 @@ import { money } from "@svc/domain";
 import { usageBetween, usageToday } from "@svc/store";
 import type { Caller, Deps } from "../context";
 import type { Handler } from "../http/routes";
-import { secondsUntilUtcMidnight, utcDay } from "../time";
+import { nextUtcMidnight, utcDay } from "../time";
 
 type AccountRow = {
   id: string;
@@ -75,7 +75,7 @@ export function getLimitsHandler(deps: Deps): Handler {
     const now = deps.now();
     const day = utcDay(now);
     const a = await loadAccount(deps, caller, day);
-    const resetsAt = new Date(now.getTime() + secondsUntilUtcMidnight(now) * 1000).toISOString();
+    const resetsAt = nextUtcMidnight(now).toISOString();
     return {
       status: 200,
       body: {
@@ -114,7 +114,10 @@ export function getUsageHandler(deps: Deps): Handler {
     if (days > 366) throw new ApiError("invalid_request", { param: "to", message: "The range must not exceed 366 days." });
     const groupBy = query.group_by ?? "day";
     const today = toDate(utcDay(deps.now()));
-    const notBefore = utcDay(new Date(today.getTime() - (caller.retentionDays - 1) * DAY_MS));
+    // Lookups stay readable for retention_days × 24 h, so the day they were made
+    // retention_days days ago still has some: it counts.
+    const notBefore = utcDay(new Date(today.getTime() - caller.retentionDays * DAY_MS));
+    if (query.from < "1970-01-01") throw new ApiError("invalid_request", { param: "from", message: "from must be a date from 1970 on." });
     const rows = await usageBetween(deps.store.pool, { accountId: caller.accountId, livemode: caller.livemode, from: query.from, to: query.to, notBefore, groupBy });
     const figures = (r: { checks: number; conclusive: number; cached: number; billed_units: number; cost_micros: bigint }) => ({
       checks: r.checks,

@@ -5,7 +5,7 @@ import { maxCostMicros, money, newId, parseAmount, toUnitPrices, type CheckCode,
 import { bindIdempotentResource, markCapReached, recordEvent, reserveAndCommit, withTransaction, type IdempotencyClaimRef, type ReservationRefusal } from "@svc/store";
 import { offersFor } from "../cache/offers";
 import type { Caller, Deps } from "../context";
-import { secondsUntilUtcMidnight, utcDay } from "../time";
+import { nextUtcMidnight, secondsUntilUtcMidnight, utcDay } from "../time";
 import type { Plan } from "./plan";
 
 export type Quote = { amountMicros: bigint; unitPrices: ReturnType<typeof toUnitPrices> };
@@ -62,7 +62,7 @@ async function refusal(deps: Deps, caller: Caller, reason: ReservationRefusal, d
         object: "limit",
         cap: CAP_NAMES[reason],
         limit,
-        resets_at: new Date(now.getTime() + secondsUntilUtcMidnight(now) * 1000).toISOString(),
+        resets_at: nextUtcMidnight(now).toISOString(),
         key_hint: reason === "key_daily_spend_cap" ? (caps?.hint ?? null) : null,
       },
     });
