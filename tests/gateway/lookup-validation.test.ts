@@ -98,6 +98,9 @@ describe("check availability", () => {
     const own = await accountWithKey(gw.store, gw.env.keyHashSecret);
     await gw.store.pool.query(`UPDATE accounts SET realtime_enabled = false WHERE id = $1`, [own.accountId]);
     await expectError(await post(own.key, { numbers: ["+12025550100"], checks: ["spam"] }), 403, "service_disabled", null);
+    // The catalog says so too.
+    const catalog = await gw.http().get("/v1/services").set(bearer(own.key));
+    expect(catalog.body.data.map((c: { realtime: boolean }) => c.realtime)).not.toContain(true);
   });
 });
 

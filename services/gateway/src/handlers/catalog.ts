@@ -24,7 +24,8 @@ export function listServicesHandler(deps: Deps): Handler {
         code,
         aliases: [...def.aliases],
         input: def.input,
-        realtime: def.realtime,
+        // With a key: whether this account may use it in real time (its switch can be off).
+        realtime: def.realtime && (caller ? caller.realtimeEnabled : true),
         bulk: true,
         description: def.description,
         countries: def.countries ? [...def.countries] : null,
