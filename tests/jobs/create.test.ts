@@ -186,6 +186,22 @@ describe("POST /v1/jobs refusals", () => {
   });
 });
 
+describe("test-mode usage", () => {
+  it("counts a test job's identifiers and checks in today's figures and usage, like test lookups", async () => {
+    const k = await api.newKey();
+    const created = await api.create(k.key, { numbers: [TEST.clean, TEST.scam, "garbage"], checks: ["spam", "whatsapp"] });
+    expect(created.status).toBe(201);
+    const account = await gw.http().get("/v1/account").set(bearer(k.key));
+    expect(account.body.today).toMatchObject({ identifiers: 3, checks: 6 });
+    const day = new Date().toISOString().slice(0, 10);
+    const usage = await gw.http().get(`/v1/usage?from=${day}&to=${day}&group_by=check`).set(bearer(k.key));
+    expect(usage.body.data.map((r: { service: string; checks: number }) => [r.service, r.checks])).toEqual([
+      ["number.spam", 3],
+      ["whatsapp", 3],
+    ]);
+  });
+});
+
 describe("Idempotency-Key on POST /v1/jobs", () => {
   it("replays the job for the same key and body, and refuses the key with another body", async () => {
     const k = await api.newKey();

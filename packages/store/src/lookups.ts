@@ -1,6 +1,7 @@
 import type pg from "pg";
 import type { CheckResult, ResultRow } from "@svc/domain";
 import type { Sql } from "./db";
+import { testUsageRows, testUsageUpsert, type TestUsage } from "./usage";
 
 export type LookupRecord = {
   id: string;
@@ -24,7 +25,7 @@ export type StoredRow = Omit<ResultRow, "input"> & { input_masked: string };
 
 export type NewLookup = {
   /** Test mode records its usage here (live usage is recorded when the ledger settles). */
-  usage?: { day: string; checks: Array<{ check: string; checks: number; conclusive: number }>; identifiers: number };
+  usage?: TestUsage;
   id: string;
   accountId: string;
   apiKeyId: string;
@@ -56,7 +57,7 @@ export async function insertLookup(sql: Sql, l: NewLookup): Promise<void> {
     pending_checks: r.checks.filter((c) => c.status === "pending").length,
   }));
   // Named: prepared once per connection, so the hot path skips parse and plan.
-  const usage = l.usage ? [...l.usage.checks, { check: "*", checks: 0, conclusive: 0 }] : [];
+  const usage = testUsageRows(l.usage);
   await sql.query({
     name: "insert-lookup",
     text: `WITH lookup AS (
@@ -64,12 +65,7 @@ export async function insertLookup(sql: Sql, l: NewLookup): Promise<void> {
                             webhook_endpoint_id, request_id, created_at, completed_at, completes_at, expires_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
        RETURNING id),
-     usage AS (
-       INSERT INTO daily_usage AS d (account_id, api_key_id, day, livemode, check_code, identifiers, checks, conclusive)
-       SELECT $2, $3, $17::date, false, c, CASE WHEN c = '*' THEN $20::int ELSE 0 END, n, k
-       FROM unnest($18::text[], $19::int[], $21::int[]) AS t(c, n, k)
-       ON CONFLICT (account_id, api_key_id, day, livemode, check_code) DO UPDATE SET
-         identifiers = d.identifiers + EXCLUDED.identifiers, checks = d.checks + EXCLUDED.checks, conclusive = d.conclusive + EXCLUDED.conclusive)
+     usage AS (${testUsageUpsert({ account: 2, key: 3, day: 17, codes: 18, checks: 19, conclusive: 21, identifiers: 20 })})
      INSERT INTO result_rows (lookup_id, row_no, kind, input_masked, e164, country, number_status, email, email_status, checks, pending_checks)
      SELECT lookup.id, r.row_no, r.kind, r.input_masked, r.e164, r.country, r.number_status, r.email, r.email_status, r.checks, r.pending_checks
      FROM lookup, jsonb_to_recordset($16::jsonb) AS r(row_no int, kind text, input_masked text, e164 text, country text,

@@ -1,3 +1,4 @@
+import type pg from "pg";
 import type { Sql } from "./db";
 
 export type UsageFigures = { checks: number; conclusive: number; cached: number; billed_units: number; cost_micros: bigint };
@@ -37,4 +38,40 @@ export async function usageToday(
     [accountId, livemode, day],
   );
   return rows[0] ?? { identifiers: 0, checks: 0, conclusive: 0, cost_micros: 0n };
+}
+
+/** Test-mode usage of one request: checks and conclusive answers per check, and identifiers. */
+export type TestUsage = { day: string; checks: Array<{ check: string; checks: number; conclusive: number }>; identifiers: number };
+
+/**
+ * The upsert that counts test-mode usage, with its parameters at the given
+ * positions: account, key, day, check codes[], checks[], conclusive[], identifiers.
+ * Identifiers are counted on the "*" row. One text for lookups (inside their
+ * one-statement insert) and jobs.
+ */
+export function testUsageUpsert(p: { account: number; key: number; day: number; codes: number; checks: number; conclusive: number; identifiers: number }): string {
+  return `INSERT INTO daily_usage AS d (account_id, api_key_id, day, livemode, check_code, identifiers, checks, conclusive)
+       SELECT $${p.account}, $${p.key}, $${p.day}::date, false, c, CASE WHEN c = '*' THEN $${p.identifiers}::int ELSE 0 END, n, k
+       FROM unnest($${p.codes}::text[], $${p.checks}::int[], $${p.conclusive}::int[]) AS t(c, n, k)
+       ON CONFLICT (account_id, api_key_id, day, livemode, check_code) DO UPDATE SET
+         identifiers = d.identifiers + EXCLUDED.identifiers, checks = d.checks + EXCLUDED.checks, conclusive = d.conclusive + EXCLUDED.conclusive`;
+}
+
+/** The per-check rows plus the "*" row that carries the identifiers. */
+export function testUsageRows(usage: TestUsage | undefined): Array<{ check: string; checks: number; conclusive: number }> {
+  return usage ? [...usage.checks, { check: "*", checks: 0, conclusive: 0 }] : [];
+}
+
+/** Counts a test-mode job's usage (in the job's transaction). */
+export async function recordTestUsage(client: pg.PoolClient, owner: { accountId: string; apiKeyId: string }, usage: TestUsage): Promise<void> {
+  const rows = testUsageRows(usage);
+  await client.query(testUsageUpsert({ account: 1, key: 2, day: 3, codes: 4, checks: 5, conclusive: 6, identifiers: 7 }), [
+    owner.accountId,
+    owner.apiKeyId,
+    usage.day,
+    rows.map((u) => u.check),
+    rows.map((u) => u.checks),
+    rows.map((u) => u.conclusive),
+    usage.identifiers,
+  ]);
 }

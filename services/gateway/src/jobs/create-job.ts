@@ -1,13 +1,13 @@
 import type { Request } from "express";
 import { ApiError } from "@svc/contract";
 import { answerTestRows, initialLiveRows, maskEmailInput, maskNumberInput, newId, parseAmount, testProfileFor, type ResultRow } from "@svc/domain";
-import { insertJob, jobById, withTransaction, type NewJob, type StoredRow } from "@svc/store";
+import { insertJob, jobById, recordTestUsage, type NewJob, type StoredRow } from "@svc/store";
 import type { Caller, Deps, Reply } from "../context";
 import type { Handler } from "../http/routes";
 import { refuseIfChecksDown } from "../requests/availability";
 import { planRequest, type IdentifierBody, type Plan } from "../requests/plan";
 import { quote, reserveAndStore, type Quote } from "../requests/reserve";
-import { storeTestResource } from "../requests/test-resource";
+import { storeTestResource, testUsage } from "../requests/test-resource";
 import { buildEstimate } from "./estimate";
 import { presentJob } from "./present";
 
@@ -99,8 +99,8 @@ async function createTestJob(deps: Deps, req: Request, plan: Plan, base: Omit<Ne
       checks: r.checks.map((c) => (outage || c.status === "pending" ? { ...c, status: "unknown" as const, registered: null, attributes: null } : c)),
     };
   });
-  await storeTestResource(deps, req, base.id, (client) =>
-    insertJob(client, {
+  await storeTestResource(deps, req, base.id, async (client) => {
+    await insertJob(client, {
       ...base,
       status: "completed",
       // `conclusive` counts billed answers; test answers never are.
@@ -108,8 +108,10 @@ async function createTestJob(deps: Deps, req: Request, plan: Plan, base: Omit<Ne
       finishedAt: now,
       rows: rows.map(maskRow),
       chunkSize: 0,
-    }),
-  );
+    });
+    // Test jobs count in usage like test lookups (live usage is recorded at settlement).
+    await recordTestUsage(client, { accountId: base.accountId, apiKeyId: base.apiKeyId }, testUsage(plan, rows, now));
+  });
   return createdJobReply(deps, base.id);
 }
 

@@ -1,7 +1,7 @@
 import { ApiError, LIMITS } from "@svc/contract";
 import { answerTestRows, initialLiveRows, maskEmailInput, maskNumberInput, newId, type ResultRow } from "@svc/domain";
 import { announcePending, getLookup, insertLookup, type LookupRecord, type NewLookup, type StoredRow } from "@svc/store";
-import { storeTestResource } from "../requests/test-resource";
+import { storeTestResource, testUsage } from "../requests/test-resource";
 import type { Request, Response } from "express";
 import type { Caller, Deps, Reply } from "../context";
 import type { Handler } from "../http/routes";
@@ -17,15 +17,6 @@ type LookupBody = IdentifierBody & { wait?: number; max_cost?: { amount: string 
 function maskRow(row: ResultRow): StoredRow {
   const { input, ...rest } = row;
   return { ...rest, input_masked: row.kind === "number" ? maskNumberInput(input) : maskEmailInput(input) };
-}
-
-/** Test-mode usage of one lookup: checks and conclusive answers per check, identifiers. */
-function testUsage(plan: Plan, rows: readonly ResultRow[], now: Date): NonNullable<NewLookup["usage"]> {
-  const checks = plan.checks.map((check) => {
-    const results = rows.flatMap((r) => r.checks.filter((c) => c.service === check));
-    return { check, checks: results.length, conclusive: results.filter((c) => c.status === "ok").length };
-  });
-  return { day: utcDay(now), checks, identifiers: plan.rows.length };
 }
 
 /** POST /v1/lookup. */
