@@ -157,6 +157,24 @@ describe("IP allowlists", () => {
     expect((await ask(k.key, "192.0.2.10")).status).toBe(401);
   });
 
+  it("refuses a live key without an allowlist once its account requires allowlists, as soon as the switch is on", async () => {
+    const k = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "live" });
+    const fenced = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "live", accountId: k.accountId, allowIps: ["198.51.100.0/24"] });
+    const testKey = await accountWithKey(gw.store, gw.env.keyHashSecret, { accountId: k.accountId });
+    const read = (key: string) => gw.http().get("/v1/account").set("X-Forwarded-For", "198.51.100.7").set(bearer(key));
+    expect((await read(k.key)).status).toBe(200); // now cached
+    await gw.store.pool.query(`UPDATE accounts SET require_ip_allowlist = true WHERE id = $1`, [k.accountId]);
+    const deadline = Date.now() + 5_000;
+    let status = 200;
+    while (status === 200 && Date.now() < deadline) {
+      status = (await read(k.key)).status;
+      if (status === 200) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(status).toBe(401);
+    expect((await read(fenced.key)).status).toBe(200);
+    expect((await read(testKey.key)).status).toBe(200); // test keys never need one
+  });
+
   it("matches IPv6 addresses and ranges", async () => {
     const k = await accountWithKey(gw.store, gw.env.keyHashSecret, { allowIps: ["2001:db8:1::/48"] });
     expect((await ask(k.key, "2001:db8:1:ffff::5")).status).toBe(200);

@@ -15,12 +15,14 @@ export type KeyRecord = {
   revoked_at: Date | null;
   realtime_enabled: boolean;
   retention_days: number;
+  /** The account requires live and agent keys to carry an allowlist. */
+  require_ip_allowlist: boolean;
 };
 
 export async function findKeyByHash(sql: Pick<pg.Pool, "query">, keyHash: Buffer): Promise<KeyRecord | null> {
   const { rows } = await sql.query<KeyRecord>(
     `SELECT k.id, k.account_id, k.mode, k.is_sandbox, k.key_hash, k.scopes, k.allow_ips, k.daily_spend_cap_micros,
-            k.expires_at, k.revoked_at, a.realtime_enabled, a.retention_days
+            k.expires_at, k.revoked_at, a.realtime_enabled, a.retention_days, a.require_ip_allowlist
      FROM api_keys k JOIN accounts a ON a.id = k.account_id
      WHERE k.key_hash = $1`,
     [keyHash],

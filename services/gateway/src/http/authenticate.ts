@@ -70,6 +70,9 @@ export async function resolveCaller(deps: Deps, req: Request): Promise<Caller> {
     throw unauthorized();
   }
   if (!addressAllowed(req.ip, record.allow_ips)) throw unauthorized();
+  // An account that requires allowlists (switched on after its keys were made, say)
+  // refuses its live and agent keys that have none.
+  if (record.require_ip_allowlist && record.mode !== "test" && record.allow_ips.length === 0) throw unauthorized();
   return {
     keyId: record.id,
     accountId: record.account_id,
