@@ -1,3 +1,4 @@
+import { purgeExpired } from "@svc/store";
 import { createHash } from "node:crypto";
 import { solveChallenge } from "../../services/gateway/src/test-keys/proof-of-work";
 import { bearer } from "../support/fixtures";
@@ -127,5 +128,22 @@ describe("POST /v1/test-keys", () => {
     const challenge = (await gw.http().get("/v1/test-keys/challenge").set("X-Forwarded-For", freshNetwork())).body;
     const nonce = solve(challenge.challenge, challenge.difficulty);
     expect((await ask(form("page@engines.example", `${challenge.challenge}:${nonce}`))).status).toBe(201);
+  });
+});
+
+describe("retention of test-key requests", () => {
+  it("deletes refused requests once the 30 days their rule looks back have passed; issued ones stay", async () => {
+    const insert = (id: string, outcome: string, age: string) =>
+      gw.store.pool.query(
+        `INSERT INTO test_key_requests (id, email, name, company, use_case, network, outcome, created_at)
+         VALUES ($1, 'someone@corp.example', 'N', 'C', 'U', '203.0.113.9', $2, now() - $3::interval)`,
+        [id, outcome, age],
+      );
+    await insert("tkr_oldrefused01", "refused_exists", "31 days");
+    await insert("tkr_oldissued001", "issued", "31 days");
+    await insert("tkr_newrefused01", "refused_exists", "29 days");
+    await purgeExpired(gw.store.pool, new Date());
+    const { rows } = await gw.store.pool.query(`SELECT id FROM test_key_requests WHERE id IN ('tkr_oldrefused01', 'tkr_oldissued001', 'tkr_newrefused01') ORDER BY id`);
+    expect(rows.map((r: { id: string }) => r.id)).toEqual(["tkr_newrefused01", "tkr_oldissued001"]);
   });
 });

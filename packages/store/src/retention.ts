@@ -1,6 +1,9 @@
 import type { Sql } from "./db";
 
-export type PurgeCounts = { lookups: number; jobs: number; cache: number; idempotency: number; usage: number; events: number };
+export type PurgeCounts = { lookups: number; jobs: number; cache: number; idempotency: number; usage: number; events: number; testKeyRequests: number };
+
+/** Refused test-key requests (an address and a name) are kept as long as the 3-in-30-days rule needs them. */
+const REFUSED_TEST_KEY_REQUEST_DAYS = 30;
 
 /** Events, their deliveries and attempts are kept this long (deliveries end within 24 h). */
 export const EVENT_RETENTION_DAYS = 30;
@@ -9,7 +12,9 @@ export const EVENT_RETENTION_DAYS = 30;
  * Deletes what has passed its retention period, in small batches so it never holds
  * long locks: lookups (with their rows), finished jobs' rows, expired cache entries
  * and idempotency records, usage days older than the account's retention, and
- * webhook events (with deliveries and attempts) older than EVENT_RETENTION_DAYS.
+ * webhook events (with deliveries and attempts) older than EVENT_RETENTION_DAYS, and
+ * refused test-key requests past the 30 days their rule looks back (issued ones are
+ * the key's sign-up record and stay).
  * Safe to run from every replica at once (SKIP LOCKED).
  */
 export async function purgeExpired(sql: Sql, now: Date, batch = 1_000): Promise<PurgeCounts> {
@@ -40,6 +45,11 @@ export async function purgeExpired(sql: Sql, now: Date, batch = 1_000): Promise<
     `DELETE FROM events WHERE id IN (SELECT id FROM events WHERE created_at <= $1::timestamptz - make_interval(days => $3) LIMIT $2 FOR UPDATE SKIP LOCKED)`,
     [now, batch, EVENT_RETENTION_DAYS],
   );
+  const testKeyRequests = await sql.query(
+    `DELETE FROM test_key_requests WHERE id IN (SELECT id FROM test_key_requests
+       WHERE outcome <> 'issued' AND created_at <= $1::timestamptz - make_interval(days => $3) LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+    [now, batch, REFUSED_TEST_KEY_REQUEST_DAYS],
+  );
   return {
     lookups: lookups.rowCount ?? 0,
     jobs: jobs.rowCount ?? 0,
@@ -47,5 +57,6 @@ export async function purgeExpired(sql: Sql, now: Date, batch = 1_000): Promise<
     idempotency: idempotency.rowCount ?? 0,
     usage: usage.rowCount ?? 0,
     events: events.rowCount ?? 0,
+    testKeyRequests: testKeyRequests.rowCount ?? 0,
   };
 }
