@@ -90,8 +90,9 @@ describe("GET /v1/account and /v1/limits", () => {
     });
   });
 
-  it("states the request rate and sizes", async () => {
+  it("states the request rate and sizes, and no caps for a test key even when the account has them", async () => {
     const k = await accountWithKey(gw.store, gw.env.keyHashSecret);
+    await gw.store.pool.query(`UPDATE accounts SET daily_identifiers_cap = 5 WHERE id = $1`, [k.accountId]);
     expect(await limits(k)).toMatchObject({
       object: "limits",
       request_rate: { per_second: 10, burst: 20, scope: "key" },

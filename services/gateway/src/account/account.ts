@@ -92,9 +92,10 @@ export function getLimitsHandler(deps: Deps): Handler {
           body_bytes: LIMITS.bodyBytes,
           job_body_bytes: LIMITS.jobBodyBytes,
         },
-        daily_identifiers_cap: a.daily_identifiers_cap === null ? null : { limit: a.daily_identifiers_cap, used: a.day_identifiers, resets_at: resetsAt },
-        account_daily_spend_cap: a.daily_spend_cap_micros === null ? null : { limit: money(a.daily_spend_cap_micros), used: money(a.day_spend_micros), resets_at: resetsAt },
-        key_daily_spend_cap: a.key_cap === null ? null : { limit: money(a.key_cap), used: money(a.key_day_spend), resets_at: resetsAt },
+        // Caps apply to live and agent keys; a test key is never held by them.
+        daily_identifiers_cap: !caller.livemode || a.daily_identifiers_cap === null ? null : { limit: a.daily_identifiers_cap, used: a.day_identifiers, resets_at: resetsAt },
+        account_daily_spend_cap: !caller.livemode || a.daily_spend_cap_micros === null ? null : { limit: money(a.daily_spend_cap_micros), used: money(a.day_spend_micros), resets_at: resetsAt },
+        key_daily_spend_cap: !caller.livemode || a.key_cap === null ? null : { limit: money(a.key_cap), used: money(a.key_day_spend), resets_at: resetsAt },
       },
     };
   };
