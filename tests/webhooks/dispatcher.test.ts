@@ -1,4 +1,4 @@
-import { deleteEndpoint, deliveryLog, recordEvent, recordTestEvent, redeliverEvent, updateEndpoint, withTransaction } from "@svc/store";
+import { activateEndpoint, deleteEndpoint, deliveryLog, recordEvent, recordTestEvent, redeliverEvent, updateEndpoint, withTransaction } from "@svc/store";
 import { createTestEnv, type TestEnv } from "../support/env";
 import {
   createTestCertificates,
@@ -283,6 +283,22 @@ describe("webhook dispatcher", () => {
     expect(forPath("/queued-new", "webhook.test")).toHaveLength(1);
     expect(await redeliverEvent(d.store.pool, lookupEvent, d.clock.now)).toEqual([]);
     expect((await deliveries(lookupEvent))[0]).toMatchObject({ status: "held" });
+  });
+
+  it("never lets a challenge recorded before a URL change verify the new URL, whatever the clocks that stamped them", async () => {
+    const ep = await makeEndpoint(d, { url: url("/clock-b") });
+    // An hourly challenge stamped by a dispatcher whose clock runs 5 s ahead of the gateway's…
+    const ahead = at(5 * SECOND);
+    await withTransaction(d.store.pool, (c) => recordEvent(c, { accountId: ep.accountId, livemode: true, type: "webhook.verification", endpointId: ep.id, createdAt: ahead, data: { object: "webhook_endpoint", id: ep.id, challenge: "b" } }));
+    // …then the URL changes twice within a millisecond on the gateway's clock.
+    const owner = { accountId: ep.accountId, livemode: true };
+    const toC = await withTransaction(d.store.pool, (c) => updateEndpoint(c, owner, ep.id, { url: url("/clock-c"), now: d.clock.now }));
+    const cChallenge = (await d.store.pool.query(`SELECT created_at FROM events WHERE id = $1`, [toC!.eventId])).rows[0].created_at as Date;
+    await withTransaction(d.store.pool, (c) => updateEndpoint(c, owner, ep.id, { url: url("/clock-d"), now: d.clock.now }));
+    // The challenges answered at B and at C arrive late: neither verifies D.
+    expect(await activateEndpoint(d.store.pool, ep.id, ahead, d.clock.now)).toBeNull();
+    expect(await activateEndpoint(d.store.pool, ep.id, cChallenge, d.clock.now)).toBeNull();
+    expect(await endpointStatus(ep.id)).toBe("pending_verification");
   });
 
   it("routes events: named endpoint if subscribed, account-wide events to every subscribed endpoint of the mode", async () => {

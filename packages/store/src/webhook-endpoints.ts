@@ -96,18 +96,26 @@ export async function updateEndpoint(
   const current = await findEndpoint(client, owner, id, true);
   if (!current) return null;
   const urlChanged = change.url !== undefined && change.url !== current.url;
-  const { rows } = await client.query<EndpointRecord>(
+  const { rows } = await client.query<EndpointRecord & { url_changed_at: Date }>(
     `UPDATE webhook_endpoints SET
        events = COALESCE($2, events),
        url = CASE WHEN $3 THEN $4 ELSE url END,
        status = CASE WHEN $3 THEN 'pending_verification' ELSE status END,
        verified_at = CASE WHEN $3 THEN NULL ELSE verified_at END,
-       url_changed_at = CASE WHEN $3 THEN $5 ELSE url_changed_at END,
+       -- Strictly after the previous change and every challenge already recorded,
+       -- whatever the clocks that stamped them: only a challenge recorded at or after
+       -- it (below, with this very time) can verify the new URL.
+       url_changed_at = CASE WHEN $3 THEN GREATEST($5::timestamptz, url_changed_at + interval '1 millisecond',
+         (SELECT max(ev.created_at) + interval '1 millisecond' FROM events ev WHERE ev.endpoint_id = $1 AND ev.type = 'webhook.verification'))
+         ELSE url_changed_at END,
        next_verification_at = CASE WHEN $3 THEN $6 ELSE next_verification_at END
-     WHERE id = $1 RETURNING ${COLUMNS}`,
+     WHERE id = $1 RETURNING ${COLUMNS}, url_changed_at`,
     [id, change.events ?? null, urlChanged, change.url ?? null, change.now, new Date(change.now.getTime() + VERIFICATION_INTERVAL_MS)],
   );
-  if (!urlChanged) return { endpoint: rows[0] as EndpointRecord, eventId: null };
+  if (!urlChanged) {
+    const { url_changed_at: _unchanged, ...endpoint } = rows[0] as EndpointRecord & { url_changed_at: Date };
+    return { endpoint, eventId: null };
+  }
   // Undelivered events wait for the new URL; a challenge for the old URL is moot. A
   // test event queued (202) still goes out, to the new URL, before verification.
   await client.query(
@@ -116,8 +124,9 @@ export async function updateEndpoint(
      FROM events ev WHERE d.endpoint_id = $1 AND d.status = 'pending' AND ev.id = d.event_id AND ev.type <> 'webhook.test'`,
     [id, change.now],
   );
-  const eventId = await recordVerificationEvent(client, owner, id, change.now);
-  return { endpoint: rows[0] as EndpointRecord, eventId };
+  const { url_changed_at: changedAt, ...endpoint } = rows[0] as EndpointRecord & { url_changed_at: Date };
+  const eventId = await recordVerificationEvent(client, owner, id, changedAt);
+  return { endpoint, eventId };
 }
 
 /** Deletes an endpoint: hidden from lists, and nothing not yet sent is delivered. False when there is none. */
@@ -151,16 +160,18 @@ export function recordTestEvent(client: Sql, owner: Owner, endpointId: string, n
  */
 export function resendDueVerifications(pool: pg.Pool, now: Date, limit = 100): Promise<string[]> {
   return withTransaction(pool, async (client) => {
-    const { rows } = await client.query<{ id: string; account_id: string; livemode: boolean }>(
+    const { rows } = await client.query<{ id: string; account_id: string; livemode: boolean; issued_at: Date }>(
       `UPDATE webhook_endpoints SET next_verification_at = $2
        WHERE id IN (SELECT id FROM webhook_endpoints
                     WHERE status = 'pending_verification' AND deleted_at IS NULL AND next_verification_at <= $1
                     ORDER BY next_verification_at LIMIT $3 FOR UPDATE SKIP LOCKED)
-       RETURNING id, account_id, livemode`,
+       RETURNING id, account_id, livemode, GREATEST($1::timestamptz, url_changed_at) AS issued_at`,
       [now, new Date(now.getTime() + VERIFICATION_INTERVAL_MS), limit],
     );
     const eventIds: string[] = [];
-    for (const e of rows) eventIds.push(await recordVerificationEvent(client, { accountId: e.account_id, livemode: e.livemode }, e.id, now));
+    // Recorded under the endpoint's row lock, never before its current URL's change
+    // (even with this clock behind the gateway's), so it is a challenge for that URL.
+    for (const e of rows) eventIds.push(await recordVerificationEvent(client, { accountId: e.account_id, livemode: e.livemode }, e.id, e.issued_at));
     return eventIds;
   });
 }
