@@ -1,3 +1,4 @@
+import { createHmac } from "node:crypto";
 import {
   PUBLIC_SANDBOX_KEY,
   SANDBOX_BODY_PREFIX,
@@ -114,6 +115,10 @@ describe("hashApiKey and sameKeyHash", () => {
     const a = hashApiKey("server-secret", key);
     expect(a).toHaveLength(32);
     expect(sameKeyHash(a, hashApiKey("server-secret", key))).toBe(true);
+  });
+
+  it("is HMAC-SHA256 of the key under the server secret (stored hashes must never drift)", () => {
+    expect(hashApiKey("server-secret", key).equals(createHmac("sha256", "server-secret").update(key).digest())).toBe(true);
   });
 
   it("gives a different hash under a different secret", () => {

@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from "node:crypto";
 import { crc32 } from "node:zlib";
 import { encodeBase62, randomBase62 } from "./base62";
 
@@ -48,8 +48,13 @@ export function parseApiKey(candidate: string): ParsedApiKey | null {
 }
 
 /** Keyed hash stored instead of the key: HMAC-SHA256 with the server secret. */
+const hashKeys = new Map<string, KeyObject>();
+
 export function hashApiKey(secret: string, key: string): Buffer {
-  return createHmac("sha256", secret).update(key).digest();
+  // The secret imported once, not on every request.
+  let hmacKey = hashKeys.get(secret);
+  if (!hmacKey) hashKeys.set(secret, (hmacKey = createSecretKey(Buffer.from(secret))));
+  return createHmac("sha256", hmacKey).update(key).digest();
 }
 
 /** Constant-time comparison of two key hashes. */

@@ -1,15 +1,26 @@
-import { randomBytes } from "node:crypto";
+import { randomFillSync } from "node:crypto";
 
 export const BASE62_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+// Random bytes drawn from the CSPRNG 4 KB at a time: a request makes several ids,
+// and one call per id cost more than the bytes themselves.
+const pool = Buffer.alloc(4096);
+let next = pool.length;
+
+function randomByte(): number {
+  if (next === pool.length) {
+    randomFillSync(pool);
+    next = 0;
+  }
+  return pool[next++] as number;
+}
 
 /** Uniform random base62 string (rejection sampling, no modulo bias). */
 export function randomBase62(length: number): string {
   let out = "";
   while (out.length < length) {
-    for (const b of randomBytes(length * 2)) {
-      if (b < 248) out += BASE62_ALPHABET[b % 62];
-      if (out.length === length) break;
-    }
+    const b = randomByte();
+    if (b < 248) out += BASE62_ALPHABET[b % 62];
   }
   return out;
 }

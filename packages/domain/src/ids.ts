@@ -22,12 +22,12 @@ export function newId(kind: IdKind, length = 22): string {
 
 const ID_PATTERN = /^[a-z]{2,5}_[0-9A-Za-z]{8,64}$/;
 
-/** True when `value` looks like an id of `kind` (cheap guard before touching the database). */
 /** Shaped like one of our ids, of any kind. */
 export function looksLikeId(value: string): boolean {
   return ID_PATTERN.test(value);
 }
 
+/** True when `value` looks like an id of `kind` (cheap guard before touching the database). */
 export function isId(kind: IdKind, value: string): boolean {
   return ID_PATTERN.test(value) && value.startsWith(`${ID_PREFIX[kind]}_`);
 }
