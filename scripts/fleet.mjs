@@ -64,7 +64,7 @@ function announce() {
     Try:           curl -s ${baseUrl}/v1/lookup -H "Authorization: Bearer <key>" -H "Content-Type: application/json" \\
                      -d '{"numbers":["+12025550101"],"checks":["spam"]}'
   Live vendor checks go to ${runSimulator ? "the local vendor simulator (set VENDOR_PRIMARY_URL for a real vendor)" : process.env.VENDOR_PRIMARY_URL}.
-  Live e-mail checks need SMTP_HELO_NAME and SMTP_MAIL_FROM (see README); until then they answer 503.
+  Live e-mail checks need SMTP_HELO_NAME (see README); until then they answer 503.
   Ctrl-C stops all services gracefully.
 `);
 }

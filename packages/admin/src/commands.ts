@@ -34,6 +34,7 @@ const COMMANDS: Record<string, Command> = {
 export const USAGE = `usage: npm run admin -- <command> [--flags]
   account create --name NAME --balance AMOUNT
   key create --account ID --mode test|live|agent [--scopes s1,s2] [--allow-ip CIDR,...] [--daily-spend-cap AMOUNT] [--expires-at ISO8601]
+             (agent keys need --scopes and --daily-spend-cap)
   key revoke --id ID
   account set --account ID [--daily-identifiers-cap N|none] [--daily-spend-cap AMOUNT|none] [--low-balance-threshold AMOUNT|none]
                            [--retention-days N] [--realtime on|off] [--require-allowlist on|off]

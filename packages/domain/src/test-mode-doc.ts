@@ -19,6 +19,10 @@ mode, with fixed answers:
   real coverage (US, CA and DE; other countries are \`unsupported_country\`).
 - **Per-row problems** (invalid, duplicate, suppressed, unsupported country) are
   reported in the rows and never fail the request.
+- **Which checks run** is decided as in live mode: \`number.hlr\` is coming soon
+  (\`403 service_disabled\` until an operator switches it on for the account) and
+  \`signal.registered\` runs in bulk jobs only (\`403 service_disabled\` on
+  \`POST /v1/lookup\`). The HLR and Signal answers below apply where they run.
 
 Live keys (\`svc_live_…\`, \`svc_agent_…\`) refuse the documented test numbers and
 any address at \`${TEST_EMAIL_DOMAIN}\` with \`400 test_number_only\`.
