@@ -1,4 +1,4 @@
-import { activateEndpoint, deleteEndpoint, deliveryLog, recordEvent, recordTestEvent, redeliverEvent, updateEndpoint, withTransaction } from "@svc/store";
+import { activateEndpoint, deleteEndpoint, deliveryLog, recordAttempt, recordEvent, recordTestEvent, redeliverEvent, updateEndpoint, withTransaction } from "@svc/store";
 import { createTestEnv, type TestEnv } from "../support/env";
 import {
   createTestCertificates,
@@ -299,6 +299,20 @@ describe("webhook dispatcher", () => {
     expect(await activateEndpoint(d.store.pool, ep.id, ahead, d.clock.now)).toBeNull();
     expect(await activateEndpoint(d.store.pool, ep.id, cChallenge, d.clock.now)).toBeNull();
     expect(await endpointStatus(ep.id)).toBe("pending_verification");
+  });
+
+  it("lets a success stand over a failure recorded by an attempt that overran its lease", async () => {
+    const ep = await makeEndpoint(d, { url: url("/overrun"), active: true });
+    const eventId = await record(ep, "lookup.completed", { endpointId: ep.id });
+    receiver.reply = (_r, res) => void res.writeHead(200).end();
+    await d.dispatcher.dispatchEvent(eventId);
+    const [delivery] = await deliveries(eventId);
+    // Two attempts ran at once; the slow one, failing for good, records first…
+    await d.store.pool.query(`UPDATE webhook_deliveries SET status = 'pending' WHERE id = $1`, [delivery!.delivery_id]);
+    const base = { deliveryId: delivery!.delivery_id, startedAt: d.clock.now, durationMs: 10_000, now: d.clock.now };
+    expect(await recordAttempt(d.store.pool, { ...base, attemptNo: 2, statusCode: null, error: "timeout", succeeded: false, retryAt: null })).toBe("failed");
+    // …and the one that arrived records after it.
+    expect(await recordAttempt(d.store.pool, { ...base, attemptNo: 3, statusCode: 200, error: null, succeeded: true, retryAt: null })).toBe("succeeded");
   });
 
   it("routes events: named endpoint if subscribed, account-wide events to every subscribed endpoint of the mode", async () => {

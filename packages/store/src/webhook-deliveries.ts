@@ -130,8 +130,10 @@ export async function recordAttempt(sql: Sql, a: AttemptRecord): Promise<Deliver
      UPDATE webhook_deliveries SET attempts = GREATEST(attempts, $2), leased_until = NULL, updated_at = $10,
        -- Held or cancelled while the attempt was under way (URL changed, endpoint
        -- deleted): the attempt is kept, the delivery's new state is not overridden.
-       status = CASE WHEN status = 'pending' THEN $8 ELSE status END,
-       next_attempt_at = CASE WHEN status = 'pending' THEN $9 ELSE next_attempt_at END
+       -- A success also stands over a failure recorded by an attempt that overran
+       -- its lease: the event did arrive.
+       status = CASE WHEN status = 'pending' OR (status = 'failed' AND $7) THEN $8 ELSE status END,
+       next_attempt_at = CASE WHEN status = 'pending' OR (status = 'failed' AND $7) THEN $9 ELSE next_attempt_at END
      WHERE id = $1::bigint RETURNING status`,
     [a.deliveryId, a.attemptNo, a.startedAt, a.durationMs, a.statusCode, a.error, a.succeeded, status, a.retryAt, a.now],
   );
