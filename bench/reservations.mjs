@@ -34,17 +34,8 @@ const durationMs = Number(values.duration) * 1000;
 
 const s = store.createStore({ databaseUrl: process.env.DATABASE_URL, poolSize: concurrency + 2, applicationName: "bench" });
 const redis = new Redis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
-const GCRA = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local interval = tonumber(ARGV[1])
-local burst = tonumber(ARGV[2])
-local tat = tonumber(redis.call('GET', KEYS[1]) or now)
-if tat < now then tat = now end
-local new_tat = tat + interval
-if new_tat - burst * interval > now then return new_tat - burst * interval - now end
-redis.call('SET', KEYS[1], new_tat, 'PX', new_tat - now)
-return 0`;
+// The gateway's own script, so the figure is what a request pays.
+const { GCRA } = require(path.join(ROOT, "services/gateway/dist/http/rate-limit.js"));
 
 const accounts = [];
 for (let i = 0; i < Number(values.accounts); i += 1) {

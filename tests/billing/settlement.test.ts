@@ -1,7 +1,7 @@
-import { Redis } from "ioredis";
 import { reconcileAccount, settleReservation, withTransaction } from "@svc/store";
 import { accountWithKey, bearer, type TestKey } from "../support/fixtures";
 import { startService } from "../support/fleet";
+import { deleteKeysUnder } from "../support/redis-keys";
 import { startTestGateway, type TestGateway } from "../support/gateway";
 import { startSimulator } from "@svc/vendor-simulator";
 import { eventually, startCheckWorker, startLiveWorkers } from "../support/live";
@@ -97,14 +97,7 @@ describe("settlement is exactly once", () => {
   it("loses nothing when Redis is emptied: Postgres drives the lookup to completion and settlement", async () => {
     const k = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "live", balanceMicros: 1_000_000n });
     const { lookupId } = await pendingLiveLookup(k);
-    const redis = new Redis(gw.env.redisUrl);
-    let cursor = "0";
-    do {
-      const [next, keys] = await redis.scan(cursor, "MATCH", `${gw.env.redisPrefix}:*`, "COUNT", 1000);
-      cursor = next;
-      if (keys.length) await redis.del(...keys);
-    } while (cursor !== "0");
-    await redis.quit();
+    await deleteKeysUnder(gw.env.redisUrl, gw.env.redisPrefix);
     const workers = await startLiveWorkers(gw.env);
     try {
       await eventually(async () => (await reconcileAccount(gw.store.pool, k.accountId)).reservedMicros === 0n, 25_000, "completed and settled");

@@ -1,9 +1,9 @@
-import { Redis } from "ioredis";
 import { newId } from "@svc/domain";
 import { abandonCancelledChunk, claimChunk, listEvents, reconcileAccount, staleChunks, withTransaction } from "@svc/store";
 import { startSimulator, type Simulator } from "@svc/vendor-simulator";
 import { accountWithKey, bearer, type TestKey } from "../support/fixtures";
 import { startService, type RunningService } from "../support/fleet";
+import { deleteKeysUnder } from "../support/redis-keys";
 import { startTestGateway, type TestGateway } from "../support/gateway";
 import { eventually } from "../support/live";
 
@@ -260,14 +260,7 @@ describe("nothing is lost when processes die or Redis is emptied mid-job", () =>
     const k = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "live", balanceMicros: 10_000_000n });
     const created = await createJob(k, { numbers: numbers(120), checks: ["whatsapp"] });
     expect(created.status).toBe(201);
-    const redis = new Redis(gw.env.redisUrl);
-    let cursor = "0";
-    do {
-      const [next, keys] = await redis.scan(cursor, "MATCH", `${gw.env.redisPrefix}:*`, "COUNT", 1000);
-      cursor = next;
-      if (keys.length) await redis.del(...keys);
-    } while (cursor !== "0");
-    await redis.quit();
+    await deleteKeysUnder(gw.env.redisUrl, gw.env.redisPrefix);
     const [worker, ledger] = await Promise.all([startService("check-worker", gw.env, workerEnv()), startService("billing-ledger", gw.env, ledgerEnv)]);
     try {
       const final = await waitJob(k, created.body.id);

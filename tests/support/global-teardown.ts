@@ -1,4 +1,4 @@
-import { Redis } from "ioredis";
+import { deleteKeysUnder } from "./redis-keys";
 import { REDIS_URL, withAdmin } from "./pg-admin";
 
 /** Drops this run's databases and Redis keys. */
@@ -12,12 +12,5 @@ export default async function globalTeardown(): Promise<void> {
     ]);
     for (const { datname } of rows) await client.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
   });
-  const redis = new Redis(REDIS_URL);
-  let cursor = "0";
-  do {
-    const [next, keys] = await redis.scan(cursor, "MATCH", `t:${runId}:*`, "COUNT", 1000);
-    cursor = next;
-    if (keys.length) await redis.unlink(...keys);
-  } while (cursor !== "0");
-  await redis.quit();
+  await deleteKeysUnder(REDIS_URL, `t:${runId}`);
 }

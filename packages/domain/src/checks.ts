@@ -138,3 +138,9 @@ export function resolveCheck(name: string): CheckCode | undefined {
 export function checkDef(code: CheckCode): CheckDef {
   return CHECKS[code];
 }
+
+/** Whether a check covers a number's country (`number.spam`: US, CA, DE); others answer `unsupported_country`, free. */
+export function coversCountry(code: CheckCode, country: string | null | undefined): boolean {
+  const countries = CHECKS[code].countries;
+  return countries === null || (!!country && countries.includes(country));
+}

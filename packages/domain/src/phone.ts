@@ -29,3 +29,22 @@ export function parseNumber(input: string, defaultCountry?: string, options: { w
 export function numberTypeOf(e164: string): NumberType | undefined {
   return parsePhoneNumberFromString(e164)?.getType();
 }
+
+const LINE_TYPE_NAMES: Record<string, string> = {
+  MOBILE: "mobile",
+  FIXED_LINE: "fixed_line",
+  FIXED_LINE_OR_MOBILE: "fixed_line_or_mobile",
+  VOIP: "voip",
+  TOLL_FREE: "toll_free",
+  PREMIUM_RATE: "premium_rate",
+  SHARED_COST: "shared_cost",
+  PERSONAL_NUMBER: "personal_number",
+  PAGER: "pager",
+  UAN: "uan",
+  VOICEMAIL: "voicemail",
+};
+
+/** The `line_type` attribute for a libphonenumber number type (`unknown` when there is none). */
+export function lineTypeName(type: NumberType | undefined): string {
+  return (type && LINE_TYPE_NAMES[type]) ?? "unknown";
+}

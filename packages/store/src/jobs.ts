@@ -74,8 +74,8 @@ export type NewJob = {
 };
 
 /**
- * Stores a job, its rows (in slices, each one statement) and, for live jobs, its
- * chunks of work, in the caller's transaction.
+ * Stores a job, its rows (one COPY) and, for live jobs, its chunks of work, in the
+ * caller's transaction.
  */
 export async function insertJob(client: pg.PoolClient, j: NewJob): Promise<void> {
   const chunkCount = j.chunkSize > 0 ? Math.ceil(j.rows.length / j.chunkSize) : 0;
@@ -276,12 +276,6 @@ export async function jobById(sql: Sql, jobId: string): Promise<JobRecord | null
 }
 
 /**
- * Cancels a running job: chunks not yet sent to a source are cancelled and their
- * pending checks marked `cancelled` (free); chunks in flight finish and are billed.
- * The job is final at once when nothing is in flight. Returns false when the job
- * was not running.
- */
-/**
  * Every check of a chunk that will not run is done and free: pending ones become
  * `cancelled`, the rest (invalid, duplicate rows) were final already. Returns how
  * many checks the chunk holds (none of them counted as done before).
@@ -301,9 +295,20 @@ async function cancelChunkRows(client: pg.PoolClient, jobId: string, range: { fi
   return n[0]?.n ?? 0;
 }
 
-async function hasRunningChunks(client: pg.PoolClient, jobId: string): Promise<boolean> {
-  const { rows } = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM job_chunks WHERE job_id = $1 AND status = 'running'`, [jobId]);
-  return (rows[0]?.n ?? 0) > 0;
+/**
+ * Ends chunks that will not run (`ranges`): their checks are done and free, and the
+ * job is final once no chunk is in flight. `cancel` also makes the job `cancelled`.
+ */
+async function endChunks(client: pg.PoolClient, jobId: string, ranges: ReadonlyArray<{ first_row: number; last_row: number }>, now: Date, cancel: boolean): Promise<void> {
+  let checks = 0;
+  for (const range of ranges) checks += await cancelChunkRows(client, jobId, range);
+  await client.query(
+    `UPDATE jobs SET done = done + $2, non_billable = non_billable + $2,
+            status = CASE WHEN $4 THEN 'cancelled' ELSE status END, cancelled_at = CASE WHEN $4 THEN $3 ELSE cancelled_at END,
+            finished_at = CASE WHEN EXISTS (SELECT 1 FROM job_chunks WHERE job_id = $1 AND status = 'running') THEN finished_at ELSE $3 END
+     WHERE id = $1`,
+    [jobId, checks, now, cancel],
+  );
 }
 
 /**
@@ -319,15 +324,16 @@ export async function abandonCancelledChunk(client: pg.PoolClient, jobId: string
     [jobId, chunkNo, now],
   );
   if (!rows[0]) return false;
-  const checks = await cancelChunkRows(client, jobId, rows[0]);
-  const inFlight = await hasRunningChunks(client, jobId);
-  await client.query(
-    `UPDATE jobs SET done = done + $2, non_billable = non_billable + $2, finished_at = CASE WHEN $3 THEN finished_at ELSE $4 END WHERE id = $1`,
-    [jobId, checks, inFlight, now],
-  );
+  await endChunks(client, jobId, rows, now, false);
   return true;
 }
 
+/**
+ * Cancels a running job: chunks not yet sent to a source are cancelled and their
+ * pending checks marked `cancelled` (free); chunks in flight finish and are billed.
+ * The job is final at once when nothing is in flight. Returns false when the job
+ * was not running.
+ */
 export async function cancelJob(client: pg.PoolClient, jobId: string, now: Date): Promise<boolean> {
   const { rows } = await client.query(`SELECT status FROM jobs WHERE id = $1 FOR UPDATE`, [jobId]);
   if (!["queued", "running"].includes(rows[0]?.status)) return false;
@@ -335,15 +341,7 @@ export async function cancelJob(client: pg.PoolClient, jobId: string, now: Date)
     `UPDATE job_chunks SET status = 'cancelled', updated_at = $2 WHERE job_id = $1 AND status = 'queued' RETURNING first_row, last_row`,
     [jobId, now],
   );
-  let checks = 0;
-  for (const range of cancelled) checks += await cancelChunkRows(client, jobId, range);
-  const inFlight = await hasRunningChunks(client, jobId);
-  await client.query(
-    `UPDATE jobs SET status = 'cancelled', cancelled_at = $2, done = done + $3, non_billable = non_billable + $3,
-            finished_at = CASE WHEN $4 THEN finished_at ELSE $2 END
-     WHERE id = $1`,
-    [jobId, now, checks, inFlight],
-  );
+  await endChunks(client, jobId, cancelled, now, true);
   return true;
 }
 

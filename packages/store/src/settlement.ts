@@ -67,7 +67,11 @@ export async function settleReservation(
        AND EXISTS (SELECT 1 FROM jsonb_array_elements(r.checks) c WHERE c->>'status' <> 'pending')`,
     [rsv.lookup_id, rsv.job_id, range?.first ?? null, range?.last ?? null],
   );
-  const { rows: done } = await client.query<{ row_no: number; check_code: string }>(`SELECT row_no, check_code FROM settlements WHERE reservation_id = $1`, [rsv.id]);
+  // Only the rows in range: a job's chunk settlement must not read the whole job's settlements each time.
+  const { rows: done } = await client.query<{ row_no: number; check_code: string }>(
+    `SELECT row_no, check_code FROM settlements WHERE reservation_id = $1 AND ($2::int IS NULL OR row_no BETWEEN $2 AND $3)`,
+    [rsv.id, range?.first ?? null, range?.last ?? null],
+  );
   const settled = new Set(done.map((d) => `${d.row_no}|${d.check_code}`));
 
   const pairs: Pair[] = [];
@@ -95,7 +99,9 @@ export async function settleReservation(
     for (const [check, amount] of byCheck) {
       lines.push({ book: "balance", amountMicros: -amount, checkCode: check }, { book: "revenue", amountMicros: amount, checkCode: check });
     }
-    await postLedgerTransaction(client, { accountId: rsv.account_id, kind: "charge", reference: `charge:${rsv.id}:${settled.size}`, lines }, { applyBalance: false });
+    // Each (row, check) is settled once, so a settlement's first charged pair names it uniquely.
+    const first = pairs.find((p) => p.charged) as Pair;
+    await postLedgerTransaction(client, { accountId: rsv.account_id, kind: "charge", reference: `charge:${rsv.id}:${first.rowNo}:${first.check}`, lines }, { applyBalance: false });
   }
 
   const remaining = rsv.amount_micros - rsv.charged_micros - rsv.released_micros - charged - released;

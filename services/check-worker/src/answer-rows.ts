@@ -1,4 +1,4 @@
-import { checkDef, isBillable, parseNumber, type Answer, type CheckCode, type CheckResult, type IdentifierStatus } from "@svc/domain";
+import { checkDef, coversCountry, isBillable, parseNumber, type Answer, type CheckCode, type CheckResult, type IdentifierStatus } from "@svc/domain";
 import type { CheckRunner, Identifier } from "@svc/sources";
 import type { Logger } from "@svc/runtime";
 import { cacheAnswers, cachedAnswers, identifierHash, type Store } from "@svc/store";
@@ -6,11 +6,6 @@ import { cacheAnswers, cachedAnswers, identifierHash, type Store } from "@svc/st
 /** A stored row with checks still to answer (lookup rows and job rows alike). */
 export type PendingRow = { row_no: number; kind: "number" | "email"; e164: string | null; email: string | null; row_status: string; checks: CheckResult[] };
 
-/** Countries a check covers (`number.spam`: US, CA, DE); others are `unsupported_country`, free. */
-function supported(check: CheckCode, country: string | null): boolean {
-  const countries = checkDef(check).countries;
-  return countries === null || (country !== null && countries.includes(country));
-}
 
 function identifierOf(row: PendingRow): Identifier {
   const parsed = row.e164 ? parseNumber(row.e164, undefined, { withType: true }) : null;
@@ -55,7 +50,7 @@ export async function answerRows(
           continue;
         }
         const id = identifierOf(row);
-        if (!supported(check, id.country)) {
+        if (!coversCountry(check, id.country)) {
           answers.set(key(row.row_no, check), { service: check, status: "unsupported_country", registered: null, attributes: null, cached: false, billed: false, checked_at: started.toISOString() });
           continue;
         }

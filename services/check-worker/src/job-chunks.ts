@@ -3,7 +3,7 @@ import { notifyDispatcher, type WorkerContext } from "@svc/core";
 import { publishCompletion } from "@svc/queues";
 import type { CheckRunner } from "@svc/sources";
 import { abandonCancelledChunk, chunkRows, claimChunk, completeChunk, failJob, jobById, recordEvent, withTransaction, type JobRecord } from "@svc/store";
-import { answerRows, cacheFreshAnswers, type FreshAnswers } from "./answer-rows";
+import { answerRows, cacheFreshAnswers } from "./answer-rows";
 import { jobEventData } from "./job-events";
 
 /** How long a claimed chunk may run before the reconciler assumes its worker died. */
@@ -16,7 +16,7 @@ export const CHUNK_LEASE_MS = 5 * 60_000;
  * chunk's rows to the billing-ledger. The last chunk completes the job.
  */
 export async function runJobChunk(ctx: WorkerContext, runner: CheckRunner, cacheSecret: string, jobId: string, chunkNo: number, job?: Job): Promise<void> {
-  let done: { outcome: ChunkOutcome; claimed: { first_row: number; last_row: number }; fresh: FreshAnswers } | null;
+  let done: Awaited<ReturnType<typeof processChunk>>;
   try {
     done = await processChunk(ctx, runner, cacheSecret, jobId, chunkNo);
   } catch (err) {
@@ -35,24 +35,25 @@ export async function runJobChunk(ctx: WorkerContext, runner: CheckRunner, cache
   if (!done) return;
   // The chunk is committed: what follows only announces it. A failure here (Redis
   // briefly away) must not fail the job; the sweeps deliver what was not sent.
-  const { outcome, claimed, fresh } = done;
+  const { notices, claimed, fresh } = done;
   await cacheFreshAnswers(ctx, fresh);
   try {
-    await notifyDispatcher(ctx, outcome.eventIds);
-    if (outcome.reservationId) {
+    await notifyDispatcher(ctx, notices.eventIds);
+    if (notices.reservationId) {
       await ctx.producer.enqueue(
         "settle.reservation",
-        { reservationId: outcome.reservationId, firstRow: claimed.first_row, lastRow: claimed.last_row },
-        { jobId: `settle-${outcome.reservationId}-${chunkNo}` },
+        { reservationId: notices.reservationId, firstRow: claimed.first_row, lastRow: claimed.last_row },
+        { jobId: `settle-${notices.reservationId}-${chunkNo}` },
       );
     }
-    if (outcome.finished) await publishCompletion(ctx.redis, ctx.prefix, jobId);
+    if (notices.finished) await publishCompletion(ctx.redis, ctx.prefix, jobId);
   } catch (err) {
     ctx.logger.warn({ err, jobId, chunkNo }, "chunk completed; its notices were not sent, the sweeps will settle and announce it");
   }
 }
 
-type ChunkOutcome = { finished: boolean; eventIds: string[]; reservationId: string | null };
+/** What a committed chunk still has to announce. */
+type ChunkNotices = { finished: boolean; eventIds: string[]; reservationId: string | null };
 
 /** Claims, answers and commits one chunk; null when there was nothing to do (done, cancelled, or a repeat). */
 async function processChunk(ctx: WorkerContext, runner: CheckRunner, cacheSecret: string, jobId: string, chunkNo: number) {
@@ -62,7 +63,7 @@ async function processChunk(ctx: WorkerContext, runner: CheckRunner, cacheSecret
   const { rows: results, fresh } = await answerRows({ store: ctx.store, runner, cacheSecret, now: ctx.now }, rows);
   const now = ctx.now();
   const { rows: rsv } = await ctx.store.pool.query<{ id: string }>(`SELECT id FROM reservations WHERE job_id = $1`, [jobId]);
-  const outcome = await withTransaction(ctx.store.pool, async (client): Promise<ChunkOutcome | null> => {
+  const notices = await withTransaction(ctx.store.pool, async (client): Promise<ChunkNotices | null> => {
     const result = await completeChunk(client, jobId, chunkNo, results, now);
     if (!result) return null;
     const eventIds: string[] = [];
@@ -73,7 +74,7 @@ async function processChunk(ctx: WorkerContext, runner: CheckRunner, cacheSecret
     }
     return { finished: result.finished, eventIds, reservationId: rsv[0]?.id ?? null };
   });
-  return outcome && { outcome, claimed, fresh };
+  return notices && { notices, claimed, fresh };
 }
 
 /**

@@ -1,6 +1,5 @@
 import { normaliseCategory } from "./categories";
-import { normaliseNumber, SPAM_COUNTRIES } from "./numbers";
-import { rowCountry } from "./regulator";
+import { rowNumber } from "./regulator";
 import { dedupeKey, firstDay, squeeze, type SourceSpec } from "./types";
 
 /** Community reports: `number,reported_at,category[,report_id][,country]`. */
@@ -17,10 +16,8 @@ export const community: SourceSpec = {
   ],
   acceptsCountry: true,
   read(row, ctx) {
-    const country = rowCountry(row, ctx);
-    if (country === "unsupported") return { skip: "unsupported_country" };
-    const number = normaliseNumber(row.get("number"), country, SPAM_COUNTRIES);
-    if (!number.ok) return { skip: number.reason };
+    const number = rowNumber(row, ctx);
+    if ("skip" in number) return number;
     const reportedAt = squeeze(row.get("reported_at"));
     const day = firstDay([reportedAt], ctx.latest);
     if (typeof day !== "string") return day;

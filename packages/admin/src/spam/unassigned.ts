@@ -1,5 +1,4 @@
-import { normaliseNumber, SPAM_COUNTRIES } from "./numbers";
-import { rowCountry } from "./regulator";
+import { rowNumber } from "./regulator";
 import { dedupeKey, firstDay, type SourceSpec } from "./types";
 
 /** Numbers recently offered as unassigned: `number,offered_on[,country]`; no category. */
@@ -14,10 +13,8 @@ export const unassigned: SourceSpec = {
   ],
   acceptsCountry: true,
   read(row, ctx) {
-    const country = rowCountry(row, ctx);
-    if (country === "unsupported") return { skip: "unsupported_country" };
-    const number = normaliseNumber(row.get("number"), country, SPAM_COUNTRIES);
-    if (!number.ok) return { skip: number.reason };
+    const number = rowNumber(row, ctx);
+    if ("skip" in number) return number;
     const day = firstDay([row.get("offered_on")], ctx.latest);
     if (typeof day !== "string") return day;
     return { e164: number.e164, category: null, reportedOn: day, dedupeKey: dedupeKey(this.source, number.e164, day, []) };

@@ -4,7 +4,7 @@ import { isDeliverableAddress, parseEmail, type Answer } from "@svc/domain";
 import { SourceError, type Identifier, type Source } from "../types";
 import { isDisposableDomain } from "./disposable";
 import { DnsError, DnsResolver } from "./dns";
-import { probeMailbox, SmtpError, type ProbeResult, type SmtpReply } from "./smtp";
+import { probeMailbox, type ProbeResult, type SmtpReply } from "./smtp";
 
 export type SmtpEmailSourceOptions = {
   /** Name sent in EHLO/HELO; should be this host's public name with matching forward and reverse DNS. */

@@ -10,7 +10,7 @@ import { secondsUntilUtcMidnight, utcDay } from "../time";
  * and the clock (Redis TIME) are shared. Returns 0 when allowed, else the
  * milliseconds until the next request would be.
  */
-const GCRA = `
+export const GCRA = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local interval = tonumber(ARGV[1])

@@ -1,12 +1,13 @@
 import type { Request } from "express";
 import { ApiError } from "@svc/contract";
-import { answerTestRows, initialLiveRows, maskEmailInput, maskNumberInput, newId, parseAmount, testProfileFor, type ResultRow } from "@svc/domain";
-import { insertJob, jobById, recordTestUsage, type NewJob, type StoredRow } from "@svc/store";
+import { answerTestRows, initialLiveRows, newId, parseAmount, testProfileFor } from "@svc/domain";
+import { insertJob, jobById, recordTestUsage, type NewJob } from "@svc/store";
 import type { Caller, Deps, Reply } from "../context";
 import type { Handler } from "../http/routes";
 import { refuseIfChecksDown } from "../requests/availability";
 import { planRequest, type IdentifierBody, type Plan } from "../requests/plan";
 import { quote, reserveAndStore, type Quote } from "../requests/reserve";
+import { storedRow } from "../requests/stored-row";
 import { storeTestResource, testUsage } from "../requests/test-resource";
 import { buildEstimate } from "./estimate";
 import { presentJob } from "./present";
@@ -15,11 +16,6 @@ export type JobBody = IdentifierBody & { max_cost?: { amount: string | number };
 
 /** How long a live job's money may stay reserved before the sweeper closes it. */
 const LIVE_JOB_RESERVATION_TTL_MS = 7 * 24 * 3600 * 1000;
-
-function maskRow(row: ResultRow): StoredRow {
-  const { input, ...rest } = row;
-  return { ...rest, input_masked: row.kind === "number" ? maskNumberInput(input) : maskEmailInput(input) };
-}
 
 /** Limits broken by an uploaded file are reported against `file`. */
 async function planForUpload(req: Request, plan: () => Promise<Plan>): Promise<Plan> {
@@ -106,7 +102,7 @@ async function createTestJob(deps: Deps, req: Request, plan: Plan, base: Omit<Ne
       // `conclusive` counts billed answers; test answers never are.
       counters: { done: plan.checksTotal, conclusive: 0, nonBillable: plan.checksTotal },
       finishedAt: now,
-      rows: rows.map(maskRow),
+      rows: rows.map(storedRow),
       chunkSize: 0,
     });
     // Test jobs count in usage like test lookups (live usage is recorded at settlement).
@@ -127,7 +123,7 @@ async function createLiveJob(
   const rows = initialLiveRows(plan.rows, plan.checks);
   const chunkSize = deps.config.JOB_CHUNK_ROWS;
   await reserveAndStore(deps, caller, q, plan.rows.length, { jobId: base.id, expiresAt: new Date(now.getTime() + LIVE_JOB_RESERVATION_TTL_MS) }, (client) =>
-    insertJob(client, { ...base, status: "queued", counters: { done: 0, conclusive: 0, nonBillable: 0 }, finishedAt: null, rows: rows.map(maskRow), chunkSize }),
+    insertJob(client, { ...base, status: "queued", counters: { done: 0, conclusive: 0, nonBillable: 0 }, finishedAt: null, rows: rows.map(storedRow), chunkSize }),
     req.idempotencyClaim,
   );
   const chunks = Math.ceil(rows.length / chunkSize);

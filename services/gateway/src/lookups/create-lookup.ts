@@ -1,11 +1,11 @@
 import { ApiError, LIMITS } from "@svc/contract";
-import { answerTestRows, initialLiveRows, maskEmailInput, maskNumberInput, newId, type ResultRow } from "@svc/domain";
-import { announcePending, getLookup, insertLookup, type LookupRecord, type NewLookup, type StoredRow } from "@svc/store";
+import { answerTestRows, initialLiveRows, newId, type ResultRow } from "@svc/domain";
+import { announcePending, getLookup, insertLookup, type LookupRecord, type NewLookup } from "@svc/store";
+import { storedRow } from "../requests/stored-row";
 import { storeTestResource, testUsage } from "../requests/test-resource";
 import type { Request, Response } from "express";
 import type { Caller, Deps, Reply } from "../context";
 import type { Handler } from "../http/routes";
-import { utcDay } from "../time";
 import { refuseIfChecksDown } from "../requests/availability";
 import { planRequest, type IdentifierBody, type Plan } from "../requests/plan";
 import { quote, reserveAndStore } from "../requests/reserve";
@@ -13,11 +13,6 @@ import { awaitLookup, clientGone } from "./await-lookup";
 import { pollUrl, presentLookup, readRows } from "./present";
 
 type LookupBody = IdentifierBody & { wait?: number; max_cost?: { amount: string | number } };
-
-function maskRow(row: ResultRow): StoredRow {
-  const { input, ...rest } = row;
-  return { ...rest, input_masked: row.kind === "number" ? maskNumberInput(input) : maskEmailInput(input) };
-}
 
 /** POST /v1/lookup. */
 export function createLookupHandler(deps: Deps): Handler {
@@ -67,7 +62,7 @@ async function createLiveLookup(deps: Deps, req: Request, res: Response, caller:
       completedAt: pending ? null : now,
       completesAt: null,
       expiresAt,
-      rows: rows.map(maskRow),
+      rows: rows.map(storedRow),
     }),
     req.idempotencyClaim,
   );
@@ -130,7 +125,7 @@ async function createTestLookup(deps: Deps, req: Request, res: Response, caller:
     completedAt: lookup.completed_at,
     completesAt: lookup.completes_at,
     expiresAt: lookup.expires_at,
-    rows: answered.rows.map(maskRow),
+    rows: answered.rows.map(storedRow),
     // Usage counts final answers; a pending test value's are known already (deterministic).
     usage: testUsage(plan, pending ? answerTestRows(plan.rows, plan.checks, now, true).rows : answered.rows, now),
   };

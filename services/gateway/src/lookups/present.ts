@@ -1,19 +1,14 @@
 import { summarise, type ResultRow } from "@svc/domain";
 import type { LookupRecord, StoredRow } from "@svc/store";
 
+/** A result item in the API's field order, nothing else (rows may carry more). */
+function resultItem(r: Omit<ResultRow, "input">, input: string): ResultRow {
+  return { row_no: r.row_no, kind: r.kind, input, e164: r.e164, country: r.country, number_status: r.number_status, email: r.email, email_status: r.email_status, checks: r.checks };
+}
+
 /** Stored rows read back as result items: `input` is the masked form. */
 export function readRows(rows: readonly StoredRow[]): ResultRow[] {
-  return rows.map((r) => ({
-    row_no: r.row_no,
-    kind: r.kind,
-    input: r.input_masked,
-    e164: r.e164,
-    country: r.country,
-    number_status: r.number_status,
-    email: r.email,
-    email_status: r.email_status,
-    checks: r.checks,
-  }));
+  return rows.map((r) => resultItem(r, r.input_masked));
 }
 
 /** The API shape of a lookup. `rows` carry raw `input` only in the creating response. */
@@ -28,17 +23,7 @@ export function presentLookup(lookup: LookupRecord, rows: readonly ResultRow[], 
     completed_at: lookup.completed_at ? lookup.completed_at.toISOString() : null,
     webhook_endpoint_id: lookup.webhook_endpoint_id,
     summary: summarise(rows),
-    results: rows.map((r) => ({
-      row_no: r.row_no,
-      kind: r.kind,
-      input: r.input,
-      e164: r.e164,
-      country: r.country,
-      number_status: r.number_status,
-      email: r.email,
-      email_status: r.email_status,
-      checks: r.checks,
-    })),
+    results: rows.map((r) => resultItem(r, r.input)),
   };
   if (lookup.status === "pending") body.next = { poll_url: pollUrl(baseUrl, lookup.id) };
   return body;
