@@ -3,6 +3,10 @@ import { abandonCancelledChunk, claimChunk, listEvents, reconcileAccount, staleC
 import { startSimulator, type Simulator } from "@svc/vendor-simulator";
 import { accountWithKey, bearer, type TestKey } from "../support/fixtures";
 import { startService, type RunningService } from "../support/fleet";
+import { createRedis, Producer, waitForRedis } from "@svc/queues";
+import { createLogger } from "@svc/runtime";
+import { CheckRunner, VendorHttpSource } from "@svc/sources";
+import { runJobChunk } from "../../services/check-worker/src/job-chunks";
 import { deleteKeysUnder } from "../support/redis-keys";
 import { startTestGateway, type TestGateway } from "../support/gateway";
 import { eventually } from "../support/live";
@@ -254,6 +258,23 @@ describe("nothing is lost when processes die or Redis is emptied mid-job", () =>
     expect(await claimChunk(gw.store.pool, id, 0, new Date(), 60_000)).toBeNull();
     expect((await gw.http().delete(`/v1/jobs/${id}`).set(bearer(k.key))).body.purged_at).not.toBeNull();
     expect(await reconcileAccount(gw.store.pool, k.accountId)).toMatchObject({ balanced: true, reservedMicros: 0n, ledgerBalanceMicros: 10_000_000n });
+  });
+
+  it("keeps a chunk's committed work when Redis is away for its notices: the job goes on instead of failing", async () => {
+    const k = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "live", balanceMicros: 10_000_000n });
+    const created = await createJob(k, { numbers: numbers(80), checks: ["whatsapp"] }); // chunks 0 and 1; no worker runs
+    expect(created.status).toBe(201);
+    // A worker whose Redis connection has just gone (it does not queue commands while away).
+    const away = createRedis(gw.env.redisUrl, "producer", "worker-redis-away");
+    await waitForRedis(away);
+    const producer = new Producer(away, gw.env.redisPrefix);
+    away.disconnect();
+    const runner = new CheckRunner(null, "t").add(new VendorHttpSource("primary", "whatsapp", sim.url, "sim-key"), { timeoutMs: 2_000, concurrency: 2, retries: 0 });
+    const ctx = { logger: createLogger("test", "silent"), store: gw.store, redis: away, producer, prefix: gw.env.redisPrefix, now: () => new Date() };
+    await runJobChunk(ctx, runner, "cache-secret-for-this-test-0123456789", created.body.id, 0);
+    const job = (await gw.http().get(`/v1/jobs/${created.body.id}`).set(bearer(k.key))).body;
+    expect(job).toMatchObject({ status: "running", failure: null, progress: { done: 50 } });
+    await producer.close().catch(() => undefined);
   });
 
   it("finishes a job whose queue was emptied: the reconciler re-enqueues from Postgres", async () => {
