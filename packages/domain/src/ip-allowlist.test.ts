@@ -105,6 +105,30 @@ describe("addressAllowed", () => {
     expect(addressAllowed("::FFFF:0a01:0203", ["10.0.0.0/8"])).toBe(true);
   });
 
+  it("never matches the deprecated IPv4-compatible form (::a.b.c.d) against IPv4 ranges", () => {
+    expect(addressAllowed("::10.1.2.3", ["10.0.0.0/8"])).toBe(false);
+    expect(addressAllowed("::10.1.2.3", ["10.1.2.3"])).toBe(false);
+    expect(addressAllowed("[::10.1.2.3]", ["10.0.0.0/8"])).toBe(false);
+    expect(addressAllowed("0:0:0:0:0:0:10.1.2.3", ["10.0.0.0/8"])).toBe(false);
+    expect(addressAllowed("::127.0.0.1", ["127.0.0.0/8"])).toBe(false);
+    // It is an IPv6 address: IPv6 entries that hold it match it, however it is spelt.
+    expect(addressAllowed("::10.1.2.3", ["::a01:203"])).toBe(true);
+    expect(addressAllowed("::a01:203", ["::10.1.2.3"])).toBe(true);
+    expect(addressAllowed("::10.1.2.3", ["::/96"])).toBe(true);
+    // The mapped form, with any spelling of the zero groups, stays an IPv4 caller.
+    expect(addressAllowed("0:0:0:0:0:ffff:10.1.2.3", ["10.0.0.0/8"])).toBe(true);
+    expect(addressAllowed("::0:ffff:10.1.2.3", ["10.0.0.0/8"])).toBe(true);
+  });
+
+  it("never reads an IPv4-compatible entry as an IPv4 range", () => {
+    expect(canonicalAllowEntry("::10.1.2.3")).toBe("::a01:203/128");
+    expect(canonicalAllowEntry("::10.0.0.0/104")).toBe("::a00:0/104");
+    expect(addressAllowed("10.1.2.3", ["::10.0.0.0/104"])).toBe(false);
+    expect(addressAllowed("10.1.2.3", ["::10.1.2.3"])).toBe(false);
+    expect(parseAllowEntry("::10.1.2.256")).toBeNull();
+    expect(parseAllowEntry("::10.1.2.256/120")).toBeNull();
+  });
+
   it("matches an IPv4 request address against an IPv4-mapped entry", () => {
     expect(addressAllowed("10.1.2.3", ["::ffff:10.0.0.0/104"])).toBe(true);
     expect(addressAllowed("10.1.2.3", ["::ffff:10.1.2.3"])).toBe(true);
@@ -131,6 +155,14 @@ describe("normaliseAddress", () => {
     expect(normaliseAddress("[2001:db8::1]")?.toString()).toBe("2001:db8::1");
     expect(normaliseAddress("nope")).toBeNull();
   });
+
+  it("keeps the deprecated IPv4-compatible form an IPv6 address", () => {
+    expect(normaliseAddress("::10.1.2.3")?.kind()).toBe("ipv6");
+    expect(normaliseAddress("::10.1.2.3")?.toString()).toBe("::a01:203");
+    expect(normaliseAddress("::10.1.2.3%eth0")?.toString()).toBe("::a01:203");
+    expect(normaliseAddress("::ffff:0:10.1.2.3")?.kind()).toBe("ipv6"); // RFC 6145 translated, not mapped
+    expect(normaliseAddress("::1.2.3.256")).toBeNull();
+  });
 });
 
 describe("networkOf", () => {
@@ -141,6 +173,11 @@ describe("networkOf", () => {
 
   it("counts IPv4-mapped IPv6 as the IPv4 address", () => {
     expect(networkOf("::ffff:203.0.113.7")).toBe("203.0.113.7");
+  });
+
+  it("counts the IPv4-compatible form as IPv6 (its /64), never as the IPv4 address", () => {
+    expect(networkOf("::203.0.113.7")).toBe("::/64");
+    expect(networkOf("::203.0.113.7")).not.toBe(networkOf("203.0.113.7"));
   });
 
   it("groups IPv6 addresses by their /64", () => {

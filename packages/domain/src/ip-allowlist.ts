@@ -2,9 +2,31 @@ import ipaddr from "ipaddr.js";
 
 type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];
 
-/** IPv4-mapped IPv6 (`::ffff:1.2.3.4`) is treated as the IPv4 address it carries. */
+const DOTTED_TAIL = /^(.*:)(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
+
+/**
+ * An IPv6 text whose last 32 bits are written as a dotted quad, with those bits
+ * spelt as two hex groups instead. ipaddr.js (2.x) reads the deprecated
+ * IPv4-compatible form `::a.b.c.d` as if it were the IPv4-mapped `::ffff:a.b.c.d`,
+ * which would make `::10.1.2.3` an IPv4 caller; in hex it parses as the IPv6
+ * address it is (`::a01:203`). Octets above 255 are left for the parser to refuse.
+ */
+function dottedTailAsHex(text: string): string {
+  const m = DOTTED_TAIL.exec(text);
+  if (!m) return text;
+  const [a, b, c, d] = m.slice(2).map(Number) as [number, number, number, number];
+  if (a > 255 || b > 255 || c > 255 || d > 255) return text;
+  return `${m[1]}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+}
+
+/**
+ * IPv4-mapped IPv6 (`::ffff:1.2.3.4`) is treated as the IPv4 address it carries.
+ * The deprecated IPv4-compatible form (`::1.2.3.4`, RFC 4291 2.5.5.1) is not: it
+ * stays an IPv6 address and never matches IPv4 ranges.
+ */
 export function normaliseAddress(address: string): ipaddr.IPv4 | ipaddr.IPv6 | null {
-  const bare = address.replace(/^\[|\]$/g, "").replace(/%.*$/, "");
+  const stripped = address.replace(/^\[|\]$/g, "").replace(/%.*$/, "");
+  const bare = stripped.includes(":") ? dottedTailAsHex(stripped) : stripped;
   if (!ipaddr.isValid(bare)) return null;
   const parsed = ipaddr.parse(bare);
   if (parsed.kind() === "ipv6" && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) return (parsed as ipaddr.IPv6).toIPv4Address();
@@ -20,8 +42,11 @@ export function parseAllowEntry(entry: string): Range | null {
   if (!address.includes(":") && !ipaddr.IPv4.isValidFourPartDecimal(address)) return null;
   try {
     if (text.includes("/")) {
-      if (!ipaddr.isValidCIDR(text)) return null;
-      const [addr, bits] = ipaddr.parseCIDR(text);
+      const slash = text.indexOf("/");
+      const head = text.slice(0, slash);
+      const cidr = head.includes(":") ? `${dottedTailAsHex(head)}${text.slice(slash)}` : text;
+      if (!ipaddr.isValidCIDR(cidr)) return null;
+      const [addr, bits] = ipaddr.parseCIDR(cidr);
       if (addr.kind() === "ipv6" && (addr as ipaddr.IPv6).isIPv4MappedAddress() && bits >= 96) {
         return [(addr as ipaddr.IPv6).toIPv4Address(), bits - 96];
       }
