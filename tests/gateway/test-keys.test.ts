@@ -83,6 +83,77 @@ describe("POST /v1/test-keys", () => {
     }
   });
 
+  it("counts sub-address and case variants of an address against its 3 keys; dots count only where the provider ignores them", async () => {
+    for (const email of ["dup-x@example.com", "dup-x@example.com", "dup-x@example.com"]) expect((await ask(form(email, await token()))).status).toBe(201);
+    for (const variant of ["dup-x+1@example.com", "DUP-X+anything@Example.COM", "dup-x+a+b@example.com"]) {
+      const res = await ask(form(variant, await token()));
+      expect(res.status).toBe(409);
+      expect(res.body.error).toMatchObject({ code: "test_key_exists" });
+      expect(JSON.stringify(res.body)).not.toContain("dup-x");
+    }
+    // At example.com (as at most providers) a dot makes another mailbox: d.up-x is someone else.
+    expect((await ask(form("d.up-x@example.com", await token()))).status).toBe(201);
+    // The address as given is what is kept (the live-access review replies to it).
+    const { rows } = await gw.store.pool.query(`SELECT email, outcome FROM test_key_requests WHERE email LIKE '%up-x%' ORDER BY created_at, email`);
+    expect(rows.filter((r: { outcome: string }) => r.outcome === "refused_exists").map((r: { email: string }) => r.email).sort()).toEqual([
+      "dup-x+1@example.com",
+      "dup-x+a+b@example.com",
+      "dup-x+anything@example.com",
+    ]);
+  });
+
+  it("treats Gmail dot variants and googlemail.com as one mailbox, with one account for its keys", async () => {
+    const issued = [];
+    for (const email of ["jane.doe@gmail.com", "janedoe@googlemail.com", "J.A.N.E.D.O.E+news@gmail.com"]) {
+      const res = await ask(form(email, await token()));
+      expect(res.status).toBe(201);
+      issued.push(res.body.key as string);
+    }
+    expect((await ask(form("ja.nedoe+x@googlemail.com", await token()))).status).toBe(409);
+    const { rows } = await gw.store.pool.query(
+      `SELECT count(DISTINCT k.account_id)::int AS accounts, count(*)::int AS keys FROM test_key_requests r JOIN api_keys k ON k.id = r.api_key_id WHERE r.cap_address = 'janedoe@gmail.com'`,
+    );
+    expect(rows[0]).toEqual({ accounts: 1, keys: 3 });
+    // Proton's separators are transparent on every Proton domain.
+    for (const email of ["jo.hn_doe@proton.me", "john-doe@protonmail.com", "johndoe+x@pm.me"]) expect((await ask(form(email, await token()))).status).toBe(201);
+    expect((await ask(form("j.o.h.n.d.o.e@protonmail.ch", await token()))).status).toBe(409);
+    // Elsewhere dots, hyphens and underscores are part of the name.
+    expect((await ask(form("jane.doe@outlook.example", await token()))).status).toBe(201);
+    expect((await ask(form("janedoe@outlook.example", await token()))).status).toBe(201);
+  });
+
+  it("counts rows written before the rule (or by a gateway that predates it) by their mailbox too", async () => {
+    // Inserted as an older gateway did: no cap_address given; Postgres derives it.
+    for (let i = 0; i < 3; i += 1) {
+      await gw.store.pool.query(
+        `INSERT INTO test_key_requests (id, email, name, company, use_case, network, outcome, created_at)
+         VALUES ($1, $2, 'N', 'C', 'U', '203.0.113.9', 'issued', now() - interval '1 day')`,
+        [`tkr_legacyrow00${i}`, `legacy+old${i}@corp.example`],
+      );
+    }
+    expect((await ask(form("Legacy@corp.example", await token()))).status).toBe(409);
+  });
+
+  it("derives the counted mailbox in one place, the database", async () => {
+    const cases: Array<[string, string]> = [
+      ["Dup-X@Example.com", "dup-x@example.com"],
+      ["dup-x+1@example.com", "dup-x@example.com"],
+      ["dup-x+1+2@example.com", "dup-x@example.com"],
+      ["d.up-x@example.com", "d.up-x@example.com"],
+      ["+only@example.com", "+only@example.com"],
+      ["J.Doe+tag@GoogleMail.com", "jdoe@gmail.com"],
+      ["j.doe@gmail.com", "jdoe@gmail.com"],
+      ["j_d-oe.x@gmail.com", "j_d-oex@gmail.com"],
+      ["j.d_o-e+x@pm.me", "jdoe@proton.me"],
+      ["j.doe@protonmail.ch", "jdoe@proton.me"],
+      ["j.doe@mail.gmail.com.example", "j.doe@mail.gmail.com.example"],
+    ];
+    for (const [given, counted] of cases) {
+      const { rows } = await gw.store.pool.query(`SELECT svc_test_key_cap_address($1) AS counted`, [given]);
+      expect([given, rows[0].counted]).toEqual([given, counted]);
+    }
+  });
+
   it("allows 3 requests per network per UTC day whatever the result, IPv6 counted per /64", async () => {
     const net = "203.0.113.50";
     const outcomes = [

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from "express";
 import { ApiError } from "@svc/contract";
 import { generateApiKey, hashApiKey, keyHint, networkOf, parseEmail, SCOPES } from "@svc/domain";
-import { insertAccount, insertApiKey, recordTestKeyRequest, testKeysIssuedTo, withTransaction } from "@svc/store";
+import { insertAccount, insertApiKey, lockTestKeyAddress, recordTestKeyRequest, testKeyAccountOf, testKeysIssuedTo, withTransaction } from "@svc/store";
 import type { Deps } from "../context";
 import type { Handler } from "../http/routes";
 import { secondsUntilUtcMidnight, utcDay } from "../time";
@@ -57,6 +57,9 @@ export function challengeHandler(deps: Deps): Handler {
  * POST /v1/test-keys: a personal test key for a person who solved the challenge.
  * At most 3 keys per address in 30 days, enforced under an advisory lock so
  * concurrent requests cannot exceed it. Keys of one address share one account.
+ * "Address" means the mailbox: spellings that reach the same one (`a+x@…`,
+ * `a.b@gmail.com` for `ab@gmail.com`, …) count together; the store compares them
+ * (see lockTestKeyAddress, testKeysIssuedTo). The address as given is what is kept.
  */
 export function createTestKeyHandler(deps: Deps): Handler {
   return async ({ req, body }: { req: Request; body: TestKeyBody }) => {
@@ -79,15 +82,10 @@ export function createTestKeyHandler(deps: Deps): Handler {
     const details = { email: address, name: body.name, company: body.company, useCase: body.use_case, network, createdAt: now };
     const key = generateApiKey("test");
     const issued = await withTransaction(deps.store.pool, async (client) => {
-      await client.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 7))`, [`test-key:${address}`]);
+      await lockTestKeyAddress(client, address);
       const since = new Date(now.getTime() - ADDRESS_WINDOW_DAYS * 86_400_000);
       if ((await testKeysIssuedTo(client, address, since)) >= KEYS_PER_ADDRESS) return null;
-      const { rows } = await client.query<{ account_id: string }>(
-        `SELECT k.account_id FROM test_key_requests r JOIN api_keys k ON k.id = r.api_key_id
-         WHERE r.email = $1 AND r.outcome = 'issued' ORDER BY r.created_at DESC LIMIT 1`,
-        [address],
-      );
-      const accountId = rows[0]?.account_id ?? (await insertAccount(client, { name: `Test: ${body.company}`.slice(0, 200), balanceMicros: 0n })).id;
+      const accountId = (await testKeyAccountOf(client, address)) ?? (await insertAccount(client, { name: `Test: ${body.company}`.slice(0, 200), balanceMicros: 0n })).id;
       const created = await insertApiKey(client, {
         accountId,
         mode: "test",
