@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Request } from "express";
-import { canonicalJson, callerScope } from "../../services/gateway/src/http/idempotency";
+import { callerScope } from "../../services/gateway/src/http/idempotency";
+import { canonicalJson } from "../../services/gateway/src/http/request-hash";
 import type { Caller } from "../../services/gateway/src/context";
 import { bindIdempotentResource, claimIdempotencyKey, completeIdempotencyKey, purgeExpired } from "@svc/store";
 import { accountWithKey, bearer, type TestKey } from "../support/fixtures";

@@ -8,7 +8,7 @@ import { CompletionWaiter, createRedis, Producer, waitForRedis } from "@svc/queu
 import { createApp, docBaseUrl } from "../../services/gateway/src/app";
 import { answerClientErrors } from "../../services/gateway/src/http/client-errors";
 import { CacheInvalidator, createCaches } from "../../services/gateway/src/cache/caches";
-import { ParsePool } from "../../services/gateway/src/requests/parse-pool";
+import { BulkIntake } from "../../services/gateway/src/bulk/intake";
 import { ensurePublicSandbox } from "../../services/gateway/src/bootstrap";
 import { loadGatewayConfig } from "../../services/gateway/src/config";
 import type { Deps } from "../../services/gateway/src/context";
@@ -49,12 +49,12 @@ export async function startTestGateway(options: { env?: TestEnv; config?: Record
   const waiter = new CompletionWaiter(subscriber, env.redisPrefix);
   await waiter.start();
   await ensurePublicSandbox(store, config.KEY_HASH_SECRET);
-  const parsePool = new ParsePool(1);
+  const bulk = BulkIntake.fromConfig(config);
   const caches = createCaches();
   const invalidator = new CacheInvalidator(env.databaseUrl, caches, logger);
   await invalidator.start();
   let fixedNow: Date | null = null;
-  const deps: Deps = { config, logger, store, redis, producer, waiter, caches, accountTurns: new KeyedSemaphore(config.ACCOUNT_CONCURRENCY), parsePool, resolveHost: options.resolveHost ?? noResolver, now: () => fixedNow ?? new Date() };
+  const deps: Deps = { config, logger, store, redis, producer, waiter, caches, accountTurns: new KeyedSemaphore(config.ACCOUNT_CONCURRENCY), bulk, resolveHost: options.resolveHost ?? noResolver, now: () => fixedNow ?? new Date() };
   // Listen first so the app is built knowing its real base URL (poll URLs, doc links).
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, options.host ?? "127.0.0.1", resolve));
@@ -80,7 +80,7 @@ export async function startTestGateway(options: { env?: TestEnv; config?: Record
       await producer.close();
       await Promise.all([redis.quit(), subscriber.quit()]);
       await invalidator.stop();
-      await parsePool.close();
+      await bulk.close();
       await store.close();
     },
   };

@@ -90,7 +90,8 @@ export const ROUTES: RouteDef[] = [
     path: "/v1/jobs/estimate",
     tag: "Bulk jobs",
     summary: "Count a list and give its maximum cost, for free",
-    description: "Same body as POST /v1/jobs (JSON or CSV upload). Stores nothing, calls no data source, charges nothing.",
+    description:
+      "Same body as POST /v1/jobs (JSON or CSV upload). Stores nothing, calls no data source, charges nothing. Large bodies are read in the account's fair share of the service's capacity: while too many of the account's bulk requests are waiting, more are answered `503 temporarily_unavailable` with `Retry-After`.",
     auth: "key",
     scopes: ["jobs:write"],
     body: JobRequest,
@@ -98,7 +99,7 @@ export const ROUTES: RouteDef[] = [
     bodyLimitBytes: 4 * ONE_MB,
     query: Empty,
     responses: { 200: { description: "The estimate.", schema: EstimateSchema } },
-    errors: [...REQUEST_ERRORS, ...AUTH_ERRORS, "too_many_numbers", "test_number_only", "cost_limit_exceeded", "service_disabled", "sandbox_magic_only", "suspected_enumeration"],
+    errors: [...REQUEST_ERRORS, ...AUTH_ERRORS, "too_many_numbers", "test_number_only", "cost_limit_exceeded", "service_disabled", "sandbox_magic_only", "suspected_enumeration", "temporarily_unavailable"],
   },
   {
     operationId: "createJob",
@@ -107,7 +108,7 @@ export const ROUTES: RouteDef[] = [
     tag: "Bulk jobs",
     summary: "Start a bulk job of up to 50,000 identifiers",
     description:
-      "JSON body, or `multipart/form-data` with a CSV file in part `file` (see docs/csv-upload.md: header detection, `number`/`phone` and `email` columns, UTF-8 with or without BOM, quoted fields, CRLF; part `checks` as a comma-separated list). The maximum possible cost is reserved up front. Test-key jobs complete before the response.",
+      "JSON body, or `multipart/form-data` with a CSV file in part `file` (see docs/csv-upload.md: header detection, `number`/`phone` and `email` columns, UTF-8 with or without BOM, quoted fields, CRLF; part `checks` as a comma-separated list). The maximum possible cost is reserved up front. Test-key jobs complete before the response. Like estimates, bulk bodies are read in the account's fair share of capacity (`503 temporarily_unavailable` with `Retry-After` while too many are waiting; nothing is charged).",
     auth: "key",
     scopes: ["jobs:write"],
     body: JobRequest,
@@ -116,7 +117,7 @@ export const ROUTES: RouteDef[] = [
     query: Empty,
     idempotent: true,
     responses: { 201: { description: "Job created; includes `estimate`.", schema: JobSchema, headers: ["Location"] } },
-    errors: [...REQUEST_ERRORS, ...AUTH_ERRORS, "too_many_numbers", "test_number_only", "insufficient_balance", "cost_limit_exceeded", "service_disabled", "sandbox_magic_only", "suspected_enumeration", "idempotency_key_reused", "idempotency_request_in_progress", "daily_cap_reached", "spend_cap_reached"],
+    errors: [...REQUEST_ERRORS, ...AUTH_ERRORS, "too_many_numbers", "test_number_only", "insufficient_balance", "cost_limit_exceeded", "service_disabled", "sandbox_magic_only", "suspected_enumeration", "idempotency_key_reused", "idempotency_request_in_progress", "daily_cap_reached", "spend_cap_reached", "temporarily_unavailable"],
   },
   {
     operationId: "getJob",

@@ -64,8 +64,8 @@ export function emailFamilies(rows: readonly PreparedRow[], digest: Digest = sha
   return families;
 }
 
-/** 20 or more addresses on one domain differing only by digits or separators. */
-export function hasLargeEmailFamily(rows: readonly PreparedRow[], limit = SAME_FAMILY_EMAILS_LIMIT): boolean {
-  for (const members of emailFamilies(rows).values()) if (members.size >= limit) return true;
+/** 20 or more addresses on one domain differing only by digits or separators (families from `emailFamilies`). */
+export function hasLargeEmailFamily(families: ReadonlyMap<string, ReadonlySet<string>>, limit = SAME_FAMILY_EMAILS_LIMIT): boolean {
+  for (const members of families.values()) if (members.size >= limit) return true;
   return false;
 }

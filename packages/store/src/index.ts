@@ -16,5 +16,6 @@ export * from "./keyed-semaphore";
 export * from "./retention";
 export * from "./spam-reports";
 export * from "./jobs";
+export * from "./result-rows-copy";
 export * from "./webhook-endpoints";
 export * from "./webhook-deliveries";

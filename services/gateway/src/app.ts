@@ -1,5 +1,5 @@
 import express, { type Request } from "express";
-import { ApiError, LIMITS, ROUTES } from "@svc/contract";
+import { ApiError, ROUTES } from "@svc/contract";
 import type { Deps, Reply } from "./context";
 import { errorHandler } from "./http/errors";
 import { requestContext } from "./http/request-context";
@@ -15,7 +15,6 @@ import { createJobHandler, estimateJobHandler } from "./jobs/create-job";
 import { deleteJobHandler, getJobHandler } from "./jobs/read-job";
 import { listJobResultsHandler } from "./jobs/results";
 import { downloadJobHandler } from "./jobs/download";
-import { readJobMultipart } from "./jobs/csv-upload";
 import { createEndpointHandler, deleteEndpointHandler, listEndpointsHandler, testEndpointHandler, updateEndpointHandler } from "./webhooks/endpoints";
 
 export function handlers(deps: Deps): Handlers {
@@ -73,11 +72,7 @@ export function createApp(deps: Deps, extra: { routes?: typeof ROUTES; handlers?
     body: err.toBody(req.id, docBaseUrl(deps)),
     headers: err.retryAfterSeconds !== undefined ? { "Retry-After": String(Math.ceil(err.retryAfterSeconds)) } : {},
   });
-  const multipart = (req: Request) => readJobMultipart(req, LIMITS.jobBodyBytes);
-  mountRoutes(app, deps, [...ROUTES, ...(extra.routes ?? [])], { ...handlers(deps), ...(extra.handlers ?? {}) }, renderError, {
-    estimateJob: multipart,
-    createJob: multipart,
-  });
+  mountRoutes(app, deps, [...ROUTES, ...(extra.routes ?? [])], { ...handlers(deps), ...(extra.handlers ?? {}) }, renderError);
 
   app.use((_req, _res, next) => next(new ApiError("not_found", { message: "No such path." })));
   app.use(errorHandler(docBaseUrl(deps)));

@@ -29,8 +29,17 @@ export const GatewayEnv = Type.Object({
    * account (BENCHMARKS.md).
    */
   ACCOUNT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 3 }),
-  /** Helper threads that validate big lists of numbers (0 = all on the main thread). */
-  PARSE_THREADS: Type.Integer({ minimum: 0, maximum: 16, default: 1 }),
+  /**
+   * Threads per gateway process that read, validate and plan bulk requests (jobs,
+   * estimates, CSV uploads) off the event loop, shared fairly between accounts.
+   */
+  INTAKE_THREADS: Type.Integer({ minimum: 1, maximum: 16, default: 1 }),
+  /** Bulk requests of one account (sandbox key: one network) that may wait for an intake thread per process; more get 503. */
+  INTAKE_QUEUE_PER_ACCOUNT: Type.Integer({ minimum: 0, maximum: 100, default: 8 }),
+  /** Longest a bulk request waits for an intake thread before it is answered 503 (retryable, nothing charged). */
+  INTAKE_MAX_WAIT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 10_000 }),
+  /** Niceness added to intake threads (0-19), so answering requests, Postgres and Redis come first on a busy host. */
+  INTAKE_THREAD_NICE: Type.Integer({ minimum: 0, maximum: 19, default: 10 }),
   /** Rows per unit of work of a live job (one queue message each). */
   JOB_CHUNK_ROWS: Type.Integer({ minimum: 10, maximum: 10_000, default: 1_000 }),
   /** Longest a request may hold for `wait` (the spec allows 30 s). */

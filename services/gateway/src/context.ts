@@ -6,7 +6,8 @@ import type { Redis } from "ioredis";
 import type { Resolve } from "@svc/webhooks";
 import type { GatewayCaches } from "./cache/caches";
 import type { GatewayConfig } from "./config";
-import type { ParsePool } from "./requests/parse-pool";
+import type { BulkIntake } from "./bulk/intake";
+import type { BulkBody } from "./bulk/intake-task";
 
 /** Everything handlers need, built once in main.ts (or by a test). */
 export type Deps = {
@@ -20,8 +21,8 @@ export type Deps = {
   caches: GatewayCaches;
   /** This process's turns on each account row for reservations (see reserveAndCommit). */
   accountTurns: KeyedSemaphore;
-  /** Helper threads for validating big lists of numbers. */
-  parsePool: ParsePool;
+  /** Threads that read, validate and plan bulk requests, fairly shared between accounts. */
+  bulk: BulkIntake;
   /** Resolves webhook URL hosts (injectable: tests never query a real resolver). */
   resolveHost: Resolve;
   /** Injectable clock (tests move time; production uses the wall clock). */
@@ -51,8 +52,8 @@ declare global {
       id: string;
       log: Logger;
       caller?: Caller;
-      /** Raw body bytes, kept for idempotency hashing. */
-      rawBody?: Buffer;
+      /** A bulk route's body as received, until an intake thread reads it. */
+      bulkBody?: BulkBody;
       /** The Idempotency-Key claim this request holds while its handler runs. */
       idempotencyClaim?: IdempotencyClaimRef;
     }

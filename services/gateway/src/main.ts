@@ -7,7 +7,7 @@ import { CompletionWaiter, createRedis, Producer, waitForRedis } from "@svc/queu
 import { createApp, docBaseUrl } from "./app";
 import { answerClientErrors } from "./http/client-errors";
 import { CacheInvalidator, createCaches } from "./cache/caches";
-import { ParsePool } from "./requests/parse-pool";
+import { BulkIntake } from "./bulk/intake";
 import { ensurePublicSandbox } from "./bootstrap";
 import { loadGatewayConfig } from "./config";
 import type { Deps } from "./context";
@@ -35,12 +35,12 @@ async function main(): Promise<void> {
   await waiter.start();
   if (config.SANDBOX_KEY_ENABLED) await ensurePublicSandbox(store, config.KEY_HASH_SECRET);
 
-  const parsePool = new ParsePool(config.PARSE_THREADS);
+  const bulk = BulkIntake.fromConfig(config);
   const caches = createCaches();
   const invalidator = new CacheInvalidator(config.DATABASE_URL, caches, logger);
   await invalidator.start();
 
-  const deps: Deps = { config, logger, store, redis, producer, waiter, caches, accountTurns: new KeyedSemaphore(config.ACCOUNT_CONCURRENCY), parsePool, resolveHost: systemResolver(5_000), now: () => new Date() };
+  const deps: Deps = { config, logger, store, redis, producer, waiter, caches, accountTurns: new KeyedSemaphore(config.ACCOUNT_CONCURRENCY), bulk, resolveHost: systemResolver(5_000), now: () => new Date() };
   const server = createServer();
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
@@ -53,7 +53,7 @@ async function main(): Promise<void> {
     await closed;
   });
   shutdown.register("close queues", 20, () => producer.close());
-  shutdown.register("stop parse threads", 25, () => parsePool.close());
+  shutdown.register("stop intake threads", 25, () => bulk.close());
   shutdown.register("close redis", 30, async () => {
     await Promise.all([redis.quit().catch(() => undefined), subscriber.quit().catch(() => undefined)]);
   });

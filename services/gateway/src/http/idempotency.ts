@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import type { Request } from "express";
 import { ApiError } from "@svc/contract";
 import { networkOf } from "@svc/domain";
@@ -11,22 +10,6 @@ const TTL_MS = 24 * 3600 * 1000;
 const LOCK_MS = 60 * 1000;
 /** Headers worth replaying; everything else (X-Request-Id included) is this response's own. */
 const REPLAYED_HEADERS = ["location", "retry-after"];
-
-/** Sorted-key JSON, so the same body re-serialised by a client hashes the same. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value && typeof value === "object") {
-    return `{${Object.keys(value as object)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
-      .join(",")}}`;
-  }
-  return JSON.stringify(value) ?? "null";
-}
-
-export function requestHash(req: Request, routePath: string, body: unknown): string {
-  return createHash("sha256").update(`${req.method} ${routePath}\n${canonicalJson(body ?? null)}`).digest("hex");
-}
 
 export function readIdempotencyKey(req: Request): string | undefined {
   const key = req.headers["idempotency-key"];

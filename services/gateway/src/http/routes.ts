@@ -1,11 +1,20 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from "express";
 import { ApiError, ONE_MB, validateBody, validateQuery, type RouteDef } from "@svc/contract";
 import type { Caller, Deps, Reply } from "../context";
+import { intakeTenant } from "../bulk/intake";
+import type { BulkBody, BulkOperation, Intake } from "../bulk/intake-task";
+import { ownedBytes, receiveJobForm } from "../jobs/csv-upload";
+import { fromRefusal } from "../requests/prepare";
 import { applyDeprecation } from "./deprecation";
 import { authenticate, requireScope } from "./authenticate";
-import { readIdempotencyKey, requestHash, withIdempotency } from "./idempotency";
+import { clientGone } from "./client-gone";
+import { readIdempotencyKey, withIdempotency } from "./idempotency";
 import { rateLimit } from "./rate-limit";
+import { requestHash } from "./request-hash";
 import { assertStorableInput } from "./text-input";
+
+/** A bulk request read and planned on an intake thread, with the id its resource will have. */
+export type AcceptedIntake = Extract<Intake, { ok: true }> & { resourceId: string | null };
 
 export type HandlerInput<B = unknown, Q = Record<string, unknown>> = {
   req: Request;
@@ -14,6 +23,8 @@ export type HandlerInput<B = unknown, Q = Record<string, unknown>> = {
   body: B;
   query: Q;
   params: Record<string, string>;
+  /** Bulk routes: what the intake thread made of the body (`body` then holds the fields other than identifiers). */
+  intake?: AcceptedIntake;
 };
 
 /**
@@ -22,7 +33,12 @@ export type HandlerInput<B = unknown, Q = Record<string, unknown>> = {
  * request that died before answering (`recover`).
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type Handler = ((input: HandlerInput<any, any>) => Promise<Reply | null>) & { recover?: (input: HandlerInput<any, any>, resourceId: string) => Promise<Reply> };
+export type Handler = ((input: HandlerInput<any, any>) => Promise<Reply | null>) & {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  recover?: (input: HandlerInput<any, any>, resourceId: string) => Promise<Reply>;
+  /** A bulk route: its body is read on an intake thread (`newResourceId` names what it may create). */
+  bulk?: { operation: BulkOperation; newResourceId?: () => string };
+};
 
 export type Handlers = Partial<Record<string, Handler>>;
 
@@ -37,31 +53,84 @@ function hasBody(req: Request): boolean {
 /** Room for multipart boundaries and form fields around a file as large as the limit. */
 const MULTIPART_OVERHEAD = 128 * 1024;
 
+/**
+ * Refuses, before reading it, a body declared over the route's limit (Node then
+ * discards what is still coming, so the client reads the 413, not a reset) or of a
+ * media type the route does not take.
+ */
+function refuseBodyUpFront(req: Request, route: RouteDef): ApiError | null {
+  const limit = route.bodyLimitBytes ?? ONE_MB;
+  const declared = Number(req.headers["content-length"] ?? 0);
+  if (declared > limit + (req.is("multipart/form-data") ? MULTIPART_OVERHEAD : 0)) return new ApiError("payload_too_large");
+  if (hasBody(req) && !req.is(JSON_TYPES) && !(route.extraBodyTypes && req.is(Object.keys(route.extraBodyTypes)))) {
+    return new ApiError("invalid_request", { message: "The request body must be JSON (Content-Type: application/json)." });
+  }
+  return null;
+}
+
 /** JSON body parsing with the route's size limit; any other media type is refused. */
 function jsonBody(route: RouteDef): RequestHandler {
-  const limit = route.bodyLimitBytes ?? ONE_MB;
-  const parse = express.json({
-    limit,
-    type: JSON_TYPES,
-    strict: true,
-    verify: (req, _res, buf) => {
-      (req as Request).rawBody = buf;
-    },
-  });
+  const parse = express.json({ limit: route.bodyLimitBytes ?? ONE_MB, type: JSON_TYPES, strict: true });
   return (req, res, next) => {
-    // A body declared too large is answered at once, not after reading it all (Node
-    // then discards what is still coming, so the client reads the 413, not a reset).
-    const declared = Number(req.headers["content-length"] ?? 0);
-    if (declared > limit + (req.is("multipart/form-data") ? MULTIPART_OVERHEAD : 0)) {
-      next(new ApiError("payload_too_large"));
-      return;
-    }
-    if (hasBody(req) && !req.is(JSON_TYPES) && !(route.extraBodyTypes && req.is(Object.keys(route.extraBodyTypes)))) {
-      next(new ApiError("invalid_request", { message: "The request body must be JSON (Content-Type: application/json)." }));
-      return;
-    }
+    const refused = refuseBodyUpFront(req, route);
+    if (refused) return next(refused);
     parse(req, res, next);
   };
+}
+
+const UTF8 = /^utf-?8$/i;
+
+/**
+ * A bulk route's body, received but not decoded: JSON as bytes (decompressed, within
+ * the limit), a CSV upload as its file and fields. Decoding, validation and planning
+ * happen on an intake thread. A tenant whose share of the threads is full is
+ * answered 503 before its body is read.
+ */
+function bulkBody(deps: Deps, route: RouteDef): RequestHandler {
+  const limit = route.bodyLimitBytes ?? ONE_MB;
+  const raw = express.raw({ limit, type: JSON_TYPES });
+  return (req, res, next) => {
+    const refused = refuseBodyUpFront(req, route);
+    if (refused) return next(refused);
+    try {
+      if (req.caller) deps.bulk.assertRoom(intakeTenant(req, req.caller));
+    } catch (err) {
+      return next(err);
+    }
+    if (req.is("multipart/form-data")) {
+      receiveJobForm(req, limit).then((form) => {
+        req.bulkBody = { type: "form", form };
+        next();
+      }, next);
+      return;
+    }
+    const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(req.headers["content-type"] ?? "")?.[1];
+    if (charset !== undefined && !UTF8.test(charset)) {
+      return next(new ApiError("invalid_request", { message: "The request body must be UTF-8 encoded JSON." }));
+    }
+    raw(req, res, (err?: unknown) => {
+      if (err) return next(err);
+      const bytes = Buffer.isBuffer(req.body) ? ownedBytes([req.body], req.body.length) : new Uint8Array(0);
+      req.body = undefined;
+      req.bulkBody = { type: "json", bytes };
+      next();
+    });
+  };
+}
+
+/** Reads a bulk body on an intake thread, in the tenant's turn; refusals become the client's error. */
+async function readBulk(deps: Deps, req: Request, res: Response, bulk: NonNullable<Handler["bulk"]>): Promise<AcceptedIntake> {
+  const caller = req.caller as Caller;
+  const body = req.bulkBody as BulkBody;
+  req.bulkBody = undefined;
+  const resourceId = bulk.newResourceId?.() ?? null;
+  const intake = await deps.bulk.run(
+    intakeTenant(req, caller),
+    { operation: bulk.operation, body, caller: { isSandbox: caller.isSandbox, livemode: caller.livemode }, now: deps.now().getTime(), jobId: resourceId },
+    clientGone(res),
+  );
+  if (!intake.ok) throw fromRefusal(intake.refusal);
+  return { ...intake, resourceId };
 }
 
 function send(res: Response, reply: Reply): void {
@@ -70,15 +139,14 @@ function send(res: Response, reply: Reply): void {
   else res.status(reply.status).json(reply.body);
 }
 
-/** Reads a non-JSON body (CSV upload) into the JSON shape the route's schema validates. */
-export type BodyReader = (req: Request) => Promise<Record<string, unknown>>;
-
 /**
  * The one path from the route table to Express: deprecation headers, key, scope,
  * body limits, storable text, schema validation, idempotency, then the handler.
  * Handlers never validate input by hand; they receive typed, validated `body` and `query`.
+ * Bulk routes receive their body raw and have it decoded, validated and planned on
+ * an intake thread in their account's turn (the Idempotency-Key hash comes from there).
  */
-function routeChain(deps: Deps, route: RouteDef, handler: Handler, renderError: (req: Request, err: ApiError) => Reply, bodyReader?: BodyReader): RequestHandler[] {
+function routeChain(deps: Deps, route: RouteDef, handler: Handler, renderError: (req: Request, err: ApiError) => Reply): RequestHandler[] {
   const chain: RequestHandler[] = [
     (_req, res, next) => {
       applyDeprecation(res, route.deprecation);
@@ -97,32 +165,25 @@ function routeChain(deps: Deps, route: RouteDef, handler: Handler, renderError: 
       next(err);
     }
   });
-  if (route.body || route.method === "post" || route.method === "patch") chain.push(jsonBody(route));
-  if (bodyReader) {
-    chain.push(async (req, _res, next) => {
-      try {
-        if (req.is("multipart/form-data")) req.body = await bodyReader(req);
-        next();
-      } catch (err) {
-        next(err);
-      }
-    });
-  }
+  const { bulk } = handler;
+  if (bulk) chain.push(bulkBody(deps, route));
+  else if (route.body || route.method === "post" || route.method === "patch") chain.push(jsonBody(route));
   chain.push(async (req: Request, res: Response, next: NextFunction) => {
     try {
       assertStorableInput(req.params, "path");
       assertStorableInput(req.query, "query");
-      assertStorableInput(req.body, "body");
+      if (!bulk) assertStorableInput(req.body, "body");
+      const query = validateQuery<Record<string, unknown>>(route.query ?? EMPTY_QUERY, { ...(req.query as Record<string, unknown>) });
+      const intake = bulk && req.caller ? await readBulk(deps, req, res, bulk) : undefined;
       const input = (): HandlerInput => {
-        const query = validateQuery<Record<string, unknown>>(route.query ?? EMPTY_QUERY, { ...(req.query as Record<string, unknown>) });
-        let body: unknown = undefined;
-        if (route.body) {
+        let body: unknown = intake?.fields;
+        if (route.body && !intake) {
           if (req.body === undefined || req.body === null || typeof req.body !== "object" || Array.isArray(req.body)) {
             throw new ApiError("invalid_request", { message: "The request body must be a JSON object." });
           }
           body = validateBody(route.body, req.body);
         }
-        return { req, res, caller: req.caller, body, query, params: req.params as Record<string, string> };
+        return { req, res, caller: req.caller, body, query, params: req.params as Record<string, string>, ...(intake ? { intake } : {}) };
       };
       const { recover } = handler;
       const key = route.idempotent && req.caller ? readIdempotencyKey(req) : undefined;
@@ -133,7 +194,7 @@ function routeChain(deps: Deps, route: RouteDef, handler: Handler, renderError: 
               req,
               req.caller,
               key,
-              requestHash(req, route.path, req.body),
+              intake?.hash ?? requestHash(req.method, route.path, req.body),
               async () => (await handler(input())) as Reply,
               (err) => renderError(req, err),
               recover && ((resourceId) => recover(input(), resourceId)),
@@ -155,7 +216,6 @@ export function mountRoutes(
   routes: readonly RouteDef[],
   handlers: Handlers,
   renderError: (req: Request, err: ApiError) => Reply,
-  bodyReaders: Partial<Record<string, BodyReader>> = {},
 ): void {
   const byPath = new Map<string, RouteDef[]>();
   for (const route of routes) {
@@ -164,7 +224,7 @@ export function mountRoutes(
   }
   for (const [path, defs] of byPath) {
     const r = app.route(toExpressPath(path));
-    for (const def of defs) r[def.method](...routeChain(deps, def, handlers[def.operationId] as Handler, renderError, bodyReaders[def.operationId]));
+    for (const def of defs) r[def.method](...routeChain(deps, def, handlers[def.operationId] as Handler, renderError));
     const allow = defs.map((d) => d.method.toUpperCase()).concat(defs.some((d) => d.method === "get") ? ["HEAD"] : []).join(", ");
     r.all((_req, res, next) => {
       res.setHeader("Allow", allow);

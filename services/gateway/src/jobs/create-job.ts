@@ -1,61 +1,58 @@
 import type { Request } from "express";
 import { ApiError } from "@svc/contract";
-import { answerTestRows, initialLiveRows, newId, parseAmount, testProfileFor } from "@svc/domain";
+import { newId, parseAmount } from "@svc/domain";
 import { insertJob, jobById, recordTestUsage, type NewJob } from "@svc/store";
 import type { Caller, Deps, Reply } from "../context";
-import type { Handler } from "../http/routes";
+import type { AcceptedIntake, Handler, HandlerInput } from "../http/routes";
+import type { JobFields } from "../bulk/intake-task";
 import { refuseIfChecksDown } from "../requests/availability";
-import { planRequest, type IdentifierBody, type Plan } from "../requests/plan";
+import { checkPlan } from "../requests/plan";
 import { quote, reserveAndStore, type Quote } from "../requests/reserve";
-import { storedRow } from "../requests/stored-row";
-import { storeTestResource, testUsage } from "../requests/test-resource";
+import { storeTestResource } from "../requests/test-resource";
 import { buildEstimate } from "./estimate";
 import { presentJob } from "./present";
-
-export type JobBody = IdentifierBody & { max_cost?: { amount: string | number }; progress_events?: boolean };
 
 /** How long a live job's money may stay reserved before the sweeper closes it. */
 const LIVE_JOB_RESERVATION_TTL_MS = 7 * 24 * 3600 * 1000;
 
-/** Limits broken by an uploaded file are reported against `file`. */
-async function planForUpload(req: Request, plan: () => Promise<Plan>): Promise<Plan> {
-  try {
-    return await plan();
-  } catch (err) {
-    if (err instanceof ApiError && err.code === "too_many_numbers" && req.is("multipart/form-data")) {
-      throw new ApiError("too_many_numbers", { param: "file", message: err.message });
-    }
-    throw err;
-  }
+/** A bulk request's input as the route chain hands it over (the intake always ran for these routes). */
+function jobInput(input: HandlerInput<JobFields>): { req: Request; caller: Caller; body: JobFields; intake: AcceptedIntake } {
+  if (!input.caller) throw new ApiError("unauthorized");
+  if (!input.intake) throw new ApiError("internal_error");
+  return { req: input.req, caller: input.caller, body: input.body, intake: input.intake };
 }
 
 /** POST /v1/jobs/estimate: counts and the maximum cost; stores nothing, calls no source, charges nothing. */
 export function estimateJobHandler(deps: Deps): Handler {
-  return async ({ req, caller, body }: { req: Request; caller: Caller | undefined; body: JobBody }) => {
-    if (!caller) throw new ApiError("unauthorized");
-    const plan = await planForUpload(req, () => planRequest(deps, caller, body, "estimate"));
+  const handler: Handler = async (input: HandlerInput<JobFields>) => {
+    const { caller, body, intake } = jobInput(input);
+    const plan = await checkPlan(deps, caller, intake.plan, body, "estimate");
     // max_cost refuses here exactly as POST /v1/jobs would (402 cost_limit_exceeded).
     const q = await quote(deps, caller, plan, body.max_cost);
-    return { status: 200, body: await buildEstimate(deps, caller, plan, q) };
+    return { status: 200, body: await buildEstimate(deps, caller, plan, intake, q) };
   };
+  handler.bulk = { operation: "estimateJob" };
+  return handler;
 }
 
 /**
  * POST /v1/jobs (JSON or CSV upload). Test keys: answered at once, the job is
  * `completed` in the response (no job.completed event). Live keys: the maximum
  * cost is reserved together with storing the job, its rows and its chunks; the
- * chunks go to the check-worker and the response is the `queued` job.
+ * chunks go to the check-worker and the response is the `queued` job. The rows
+ * were rendered on the intake thread; here they are only written.
  */
 export function createJobHandler(deps: Deps): Handler {
-  const handler: Handler = async ({ req, caller, body }: { req: Request; caller: Caller | undefined; body: JobBody }) => {
-    if (!caller) throw new ApiError("unauthorized");
-    const plan = await planForUpload(req, () => planRequest(deps, caller, body, "job"));
+  const handler: Handler = async (input: HandlerInput<JobFields>) => {
+    const { req, caller, body, intake } = jobInput(input);
+    const plan = await checkPlan(deps, caller, intake.plan, body, "job");
     if (caller.livemode) await refuseIfChecksDown(deps, plan.checks);
     const q = await quote(deps, caller, plan, body.max_cost);
-    const estimate = await buildEstimate(deps, caller, plan, q);
-    const id = newId("job");
+    const estimate = await buildEstimate(deps, caller, plan, intake, q);
+    const { rows, resourceId: id } = intake;
+    if (!rows || !id) throw new ApiError("internal_error");
     const now = deps.now();
-    const base: Omit<NewJob, "status" | "rows" | "counters" | "finishedAt" | "chunkSize"> = {
+    const job: NewJob = {
       id,
       accountId: caller.accountId,
       apiKeyId: caller.keyId,
@@ -70,9 +67,15 @@ export function createJobHandler(deps: Deps): Handler {
       requestId: req.id,
       createdAt: now,
       expiresAt: new Date(now.getTime() + caller.retentionDays * 86_400_000),
+      rows,
+      // Test jobs are final at once; `conclusive` counts billed answers, and test answers never are.
+      ...(caller.livemode
+        ? { status: "queued", counters: { done: 0, conclusive: 0, nonBillable: 0 }, finishedAt: null, chunkSize: deps.config.JOB_CHUNK_ROWS }
+        : { status: "completed", counters: { done: plan.checksTotal, conclusive: 0, nonBillable: plan.checksTotal }, finishedAt: now, chunkSize: 0 }),
     };
-    return caller.livemode ? createLiveJob(deps, req, caller, plan, q, base) : createTestJob(deps, req, plan, base);
+    return caller.livemode ? createLiveJob(deps, req, caller, q, job) : createTestJob(deps, req, job, intake);
   };
+  handler.bulk = { operation: "createJob", newResourceId: () => newId("job") };
   // The same request, retried after the one that created the job died: answer with it.
   handler.recover = async (_input, jobId: string) => createdJobReply(deps, jobId);
   return handler;
@@ -84,52 +87,21 @@ async function createdJobReply(deps: Deps, jobId: string): Promise<Reply> {
   return { status: 201, body: presentJob(job, job.estimate), headers: { Location: `${deps.config.publicBaseUrl}/v1/jobs/${jobId}` } };
 }
 
-async function createTestJob(deps: Deps, req: Request, plan: Plan, base: Omit<NewJob, "status" | "rows" | "counters" | "finishedAt" | "chunkSize">): Promise<Reply> {
-  const now = deps.now();
-  // Test answers are final at once; in a job a documented outage value reads as a source that could not answer.
-  const rows = answerTestRows(plan.rows, plan.checks, now, true).rows.map((r, i) => {
-    const prepared = plan.rows[i];
-    const outage = prepared?.status === "valid" && testProfileFor(prepared)?.unavailable === true;
-    return {
-      ...r,
-      checks: r.checks.map((c) => (outage || c.status === "pending" ? { ...c, status: "unknown" as const, registered: null, attributes: null } : c)),
-    };
-  });
-  await storeTestResource(deps, req, base.id, async (client) => {
-    await insertJob(client, {
-      ...base,
-      status: "completed",
-      // `conclusive` counts billed answers; test answers never are.
-      counters: { done: plan.checksTotal, conclusive: 0, nonBillable: plan.checksTotal },
-      finishedAt: now,
-      rows: rows.map(storedRow),
-      chunkSize: 0,
-    });
+async function createTestJob(deps: Deps, req: Request, job: NewJob, intake: AcceptedIntake): Promise<Reply> {
+  await storeTestResource(deps, req, job.id, async (client) => {
+    await insertJob(client, job);
     // Test jobs count in usage like test lookups (live usage is recorded at settlement).
-    await recordTestUsage(client, { accountId: base.accountId, apiKeyId: base.apiKeyId }, testUsage(plan, rows, now));
+    if (intake.usage) await recordTestUsage(client, { accountId: job.accountId, apiKeyId: job.apiKeyId }, intake.usage);
   });
-  return createdJobReply(deps, base.id);
+  return createdJobReply(deps, job.id);
 }
 
-async function createLiveJob(
-  deps: Deps,
-  req: Request,
-  caller: Caller,
-  plan: Plan,
-  q: Quote,
-  base: Omit<NewJob, "status" | "rows" | "counters" | "finishedAt" | "chunkSize">,
-): Promise<Reply> {
-  const now = deps.now();
-  const rows = initialLiveRows(plan.rows, plan.checks);
-  const chunkSize = deps.config.JOB_CHUNK_ROWS;
-  await reserveAndStore(deps, caller, q, plan.rows.length, { jobId: base.id, expiresAt: new Date(now.getTime() + LIVE_JOB_RESERVATION_TTL_MS) }, (client) =>
-    insertJob(client, { ...base, status: "queued", counters: { done: 0, conclusive: 0, nonBillable: 0 }, finishedAt: null, rows: rows.map(storedRow), chunkSize }),
-    req.idempotencyClaim,
-  );
-  const chunks = Math.ceil(rows.length / chunkSize);
+async function createLiveJob(deps: Deps, req: Request, caller: Caller, q: Quote, job: NewJob): Promise<Reply> {
+  await reserveAndStore(deps, caller, q, job.rows.count, { jobId: job.id, expiresAt: new Date(job.createdAt.getTime() + LIVE_JOB_RESERVATION_TTL_MS) }, (client) => insertJob(client, job), req.idempotencyClaim);
+  const chunks = Math.ceil(job.rows.count / job.chunkSize);
   // A lost enqueue is repaired by the check-worker's chunk reconciler.
   await deps.producer
-    .enqueueMany("job.chunk", Array.from({ length: chunks }, (_, chunkNo) => ({ payload: { jobId: base.id, chunkNo }, jobId: `chunk-${base.id}-${chunkNo}` })))
-    .catch((err) => req.log.warn({ err, jobId: base.id }, "could not enqueue job chunks; the reconciler will"));
-  return createdJobReply(deps, base.id);
+    .enqueueMany("job.chunk", Array.from({ length: chunks }, (_, chunkNo) => ({ payload: { jobId: job.id, chunkNo }, jobId: `chunk-${job.id}-${chunkNo}` })))
+    .catch((err) => req.log.warn({ err, jobId: job.id }, "could not enqueue job chunks; the reconciler will"));
+  return createdJobReply(deps, job.id);
 }

@@ -67,12 +67,46 @@ export function identifiersFromCsv(file: Buffer): { numbers: string[]; emails: s
   return { numbers, emails };
 }
 
+/** An uploaded job form as received: the file's bytes (in a buffer of their own, so it can be transferred to an intake thread) and the fields. */
+export type JobForm = { file: Uint8Array; fields: Array<[name: string, values: string[]]> };
+
+const FORM_FIELDS = ["checks", "max_cost", "webhook_endpoint_id", "progress_events"];
+
 /**
- * Turns a multipart/form-data job (part `file`, plus fields `checks`, `max_cost`,
- * `webhook_endpoint_id`, `progress_events`) into the JSON body the job schema
- * validates, so both forms go through the same validation and idempotency.
+ * Turns a received multipart/form-data job (part `file`, plus fields `checks`,
+ * `max_cost`, `webhook_endpoint_id`, `progress_events`) into the JSON body the job
+ * schema validates, so both forms go through the same validation and idempotency.
+ * Pure CPU (the CSV is parsed here): runs on an intake thread.
  */
-export function readJobMultipart(req: Request, limitBytes: number): Promise<Record<string, unknown>> {
+export function jobBodyFromForm(form: JobForm): Record<string, unknown> {
+  // A Map: field names are the client's (`__proto__`, `constructor`…).
+  const fields = new Map(form.fields);
+  const field = (name: string) => fields.get(name)?.[0];
+  const { numbers, emails } = identifiersFromCsv(Buffer.from(form.file.buffer, form.file.byteOffset, form.file.byteLength));
+  const body: Record<string, unknown> = { checks: (fields.get("checks") ?? []).flatMap((c) => c.split(",")).map((c) => c.trim()).filter(Boolean) };
+  if (numbers.length) body.numbers = numbers;
+  if (emails.length) body.emails = emails;
+  const maxCost = field("max_cost");
+  if (maxCost !== undefined) body.max_cost = { amount: maxCost };
+  const webhookEndpointId = field("webhook_endpoint_id");
+  if (webhookEndpointId !== undefined) body.webhook_endpoint_id = webhookEndpointId;
+  const progress = field("progress_events");
+  if (progress !== undefined) {
+    if (progress !== "true" && progress !== "false") throw new ApiError("invalid_request", { param: "progress_events", message: "progress_events must be true or false." });
+    body.progress_events = progress === "true";
+  }
+  if ([...fields.keys()].some((f) => !FORM_FIELDS.includes(f))) {
+    throw new ApiError("invalid_request", { param: null, message: "The form contains a field this endpoint does not accept." });
+  }
+  return body;
+}
+
+/**
+ * Receives a multipart/form-data job on the event loop: streams the file part into
+ * one buffer (bounded by `limitBytes`) and keeps the fields. Framing problems are
+ * refused here; the file's content is read later (jobBodyFromForm).
+ */
+export function receiveJobForm(req: Request, limitBytes: number): Promise<JobForm> {
   return new Promise((resolve, reject) => {
     let bb: busboy.Busboy;
     try {
@@ -81,10 +115,9 @@ export function readJobMultipart(req: Request, limitBytes: number): Promise<Reco
       reject(new ApiError("invalid_request", { param: "file", message: "The multipart body is malformed." }));
       return;
     }
-    // A Map: field names are the client's (`__proto__`, `constructor`…).
     const fields = new Map<string, string[]>();
-    const field = (name: string) => fields.get(name)?.[0];
     const chunks: Buffer[] = [];
+    let size = 0;
     let sawFile = false;
     let failed = false;
     const fail = (err: ApiError) => {
@@ -102,7 +135,10 @@ export function readJobMultipart(req: Request, limitBytes: number): Promise<Reco
         return;
       }
       sawFile = true;
-      stream.on("data", (d: Buffer) => chunks.push(d));
+      stream.on("data", (d: Buffer) => {
+        chunks.push(d);
+        size += d.length;
+      });
       stream.on("limit", () => fail(new ApiError("payload_too_large", { param: "file" })));
       // A body cut off inside the file part errors the file stream, not only busboy.
       stream.on("error", () => fail(new ApiError("invalid_request", { param: "file", message: "The multipart body is malformed." })));
@@ -113,27 +149,19 @@ export function readJobMultipart(req: Request, limitBytes: number): Promise<Reco
     bb.on("close", () => {
       if (failed) return;
       if (!sawFile) return fail(new ApiError("invalid_request", { param: "file", message: "A CSV file in the part `file` is required." }));
-      try {
-        const { numbers, emails } = identifiersFromCsv(Buffer.concat(chunks));
-        const body: Record<string, unknown> = { checks: (fields.get("checks") ?? []).flatMap((c) => c.split(",")).map((c) => c.trim()).filter(Boolean) };
-        if (numbers.length) body.numbers = numbers;
-        if (emails.length) body.emails = emails;
-        const maxCost = field("max_cost");
-        if (maxCost !== undefined) body.max_cost = { amount: maxCost };
-        const webhookEndpointId = field("webhook_endpoint_id");
-        if (webhookEndpointId !== undefined) body.webhook_endpoint_id = webhookEndpointId;
-        const progress = field("progress_events");
-        if (progress !== undefined) {
-          if (progress !== "true" && progress !== "false") return fail(new ApiError("invalid_request", { param: "progress_events", message: "progress_events must be true or false." }));
-          body.progress_events = progress === "true";
-        }
-        const unknown = [...fields.keys()].find((f) => !["checks", "max_cost", "webhook_endpoint_id", "progress_events"].includes(f));
-        if (unknown) return fail(new ApiError("invalid_request", { param: null, message: "The form contains a field this endpoint does not accept." }));
-        resolve(body);
-      } catch (err) {
-        fail(err instanceof ApiError ? err : new ApiError("invalid_request", { param: "file" }));
-      }
+      resolve({ file: ownedBytes(chunks, size), fields: [...fields] });
     });
     req.pipe(bb);
   });
+}
+
+/** Copies chunks into one buffer of their own (never a slice of Node's shared pool, which must not be transferred). */
+export function ownedBytes(chunks: readonly Uint8Array[], size: number): Uint8Array {
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
 }

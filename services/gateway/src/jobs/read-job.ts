@@ -4,7 +4,7 @@ import { FINAL_JOB_STATUSES, cancelJob, jobById, purgeJobResults, withTransactio
 import { publishCompletion } from "@svc/queues";
 import type { Deps } from "../context";
 import type { Handler } from "../http/routes";
-import { clientGone } from "../lookups/await-lookup";
+import { clientGone } from "../http/client-gone";
 import { visibleJob } from "./access";
 import { presentJob } from "./present";
 

@@ -39,12 +39,3 @@ export async function awaitLookup(deps: Deps, caller: Caller, id: string, waitMs
     if (signal?.aborted) return found;
   }
 }
-
-/** An AbortSignal that fires when the client goes away before we answer. */
-export function clientGone(res: import("express").Response): AbortSignal {
-  const controller = new AbortController();
-  res.on("close", () => {
-    if (!res.writableFinished) controller.abort();
-  });
-  return controller.signal;
-}

@@ -1,18 +1,22 @@
 import { ApiError, LIMITS } from "@svc/contract";
-import { answerTestRows, initialLiveRows, newId, type ResultRow } from "@svc/domain";
+import { answerTestRows, initialLiveRows, newId, type PreparedRow, type ResultRow } from "@svc/domain";
 import { announcePending, getLookup, insertLookup, type LookupRecord, type NewLookup } from "@svc/store";
 import { storedRow } from "../requests/stored-row";
-import { storeTestResource, testUsage } from "../requests/test-resource";
+import { storeTestResource } from "../requests/test-resource";
+import { testUsage } from "../requests/test-usage";
 import type { Request, Response } from "express";
 import type { Caller, Deps, Reply } from "../context";
 import type { Handler } from "../http/routes";
 import { refuseIfChecksDown } from "../requests/availability";
 import { planRequest, type IdentifierBody, type Plan } from "../requests/plan";
 import { quote, reserveAndStore } from "../requests/reserve";
-import { awaitLookup, clientGone } from "./await-lookup";
+import { clientGone } from "../http/client-gone";
+import { awaitLookup } from "./await-lookup";
 import { pollUrl, presentLookup, readRows } from "./present";
 
 type LookupBody = IdentifierBody & { wait?: number; max_cost?: { amount: string | number } };
+/** Lookups are planned in this process, so their prepared rows are at hand. */
+type LookupPlan = Plan & { rows: PreparedRow[] };
 
 /** POST /v1/lookup. */
 export function createLookupHandler(deps: Deps): Handler {
@@ -39,7 +43,7 @@ const LIVE_RESERVATION_TTL_MS = 3600 * 1000;
  * possible cost together with storing the lookup, hand it to the check-worker and
  * wait up to `wait` seconds for the answers.
  */
-async function createLiveLookup(deps: Deps, req: Request, res: Response, caller: Caller, plan: Plan, body: LookupBody): Promise<Reply> {
+async function createLiveLookup(deps: Deps, req: Request, res: Response, caller: Caller, plan: LookupPlan, body: LookupBody): Promise<Reply> {
   await refuseIfChecksDown(deps, plan.checks);
   const q = await quote(deps, caller, plan, body.max_cost);
   const now = deps.now();
@@ -85,7 +89,7 @@ async function createLiveLookup(deps: Deps, req: Request, res: Response, caller:
  * Pending test values are stored `pending` with their completion time; the
  * check-worker completes them on schedule and any read completes them when due.
  */
-async function createTestLookup(deps: Deps, req: Request, res: Response, caller: Caller, plan: Plan, body: LookupBody): Promise<Reply> {
+async function createTestLookup(deps: Deps, req: Request, res: Response, caller: Caller, plan: LookupPlan, body: LookupBody): Promise<Reply> {
   // Test mode is free, but max_cost is validated as in live mode.
   if (body.max_cost !== undefined) await quote(deps, caller, plan, body.max_cost);
   const now = deps.now();
@@ -127,7 +131,7 @@ async function createTestLookup(deps: Deps, req: Request, res: Response, caller:
     expiresAt: lookup.expires_at,
     rows: answered.rows.map(storedRow),
     // Usage counts final answers; a pending test value's are known already (deterministic).
-    usage: testUsage(plan, pending ? answerTestRows(plan.rows, plan.checks, now, true).rows : answered.rows, now),
+    usage: testUsage(plan.checks, pending ? answerTestRows(plan.rows, plan.checks, now, true).rows : answered.rows, now),
   };
   await storeTestResource(deps, req, id, (client) => insertLookup(client, stored), true);
   if (!pending) return { status: 200, body: presentLookup(lookup, answered.rows, deps.config.publicBaseUrl) };

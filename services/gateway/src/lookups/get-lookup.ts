@@ -2,7 +2,8 @@ import { ApiError, LIMITS } from "@svc/contract";
 import { isId } from "@svc/domain";
 import type { Deps } from "../context";
 import type { Handler } from "../http/routes";
-import { awaitLookup, clientGone } from "./await-lookup";
+import { clientGone } from "../http/client-gone";
+import { awaitLookup } from "./await-lookup";
 import { presentLookup, readRows } from "./present";
 
 /** GET /v1/lookups/{id}?wait=0..30: the lookup, held until complete or `wait` passes. */

@@ -1,7 +1,8 @@
 import { ApiError } from "@svc/contract";
-import { DAILY_FAMILY_EMAILS_LIMIT, emailFamilies, keyedDigest, type Digest, type PreparedRow } from "@svc/domain";
+import { DAILY_FAMILY_EMAILS_LIMIT } from "@svc/domain";
 import type { Caller, Deps } from "../context";
 import { utcDay } from "../time";
+import type { EmailFamily } from "./prepare";
 
 /**
  * Live keys: 50 or more addresses of one family (domain + local part without
@@ -32,20 +33,15 @@ for i, key in ipairs(KEYS) do
 end
 return 0`;
 
-const digests = new Map<string, Digest>();
-
-export async function guardDailyEmailFamilies(deps: Deps, caller: Caller, rows: readonly PreparedRow[]): Promise<void> {
-  const secret = deps.config.CACHE_HASH_SECRET;
-  let digest = digests.get(secret);
-  if (!digest) digests.set(secret, (digest = keyedDigest(secret)));
-  const families = emailFamilies(rows, digest);
-  if (families.size === 0) return;
+/** `families` hold keyed digests (prepareRequest with the CACHE_HASH_SECRET digest). */
+export async function guardDailyEmailFamilies(deps: Deps, caller: Caller, families: readonly EmailFamily[]): Promise<void> {
+  if (families.length === 0) return;
   const day = utcDay(deps.now());
   const keys: string[] = [];
   const args: string[] = [String(DAILY_FAMILY_EMAILS_LIMIT), String(2 * 86_400)];
   for (const [family, members] of families) {
     keys.push(`${deps.config.REDIS_PREFIX}:enum:${caller.accountId}:${day}:${family}`);
-    args.push(String(members.size), ...members);
+    args.push(String(members.length), ...members);
   }
   const blocked = (await deps.redis.eval(SCRIPT, keys.length, ...keys, ...args)) as number;
   if (blocked !== 0) {

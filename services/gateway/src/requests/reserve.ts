@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { ApiError } from "@svc/contract";
 import { notifyDispatcher } from "@svc/core";
-import { maxCostMicros, money, newId, parseAmount, toUnitPrices, type CheckCode, type InputKind } from "@svc/domain";
+import { maxCostMicros, money, newId, parseAmount, toUnitPrices, type CheckCode } from "@svc/domain";
 import { bindIdempotentResource, markCapReached, recordEvent, reserveAndCommit, withTransaction, type IdempotencyClaimRef, type ReservationRefusal } from "@svc/store";
 import { offersFor } from "../cache/offers";
 import type { Caller, Deps } from "../context";
@@ -14,12 +14,10 @@ export type Quote = { amountMicros: bigint; unitPrices: ReturnType<typeof toUnit
  * The maximum possible cost of a planned request at the account's prices for the
  * key's mode (test mode is free), checked against `max_cost`.
  */
-export async function quote(deps: Deps, caller: Caller, plan: Plan, maxCost: { amount: string | number } | undefined): Promise<Quote> {
+export async function quote(deps: Deps, caller: Caller, plan: Pick<Plan, "checks" | "counts">, maxCost: { amount: string | number } | undefined): Promise<Quote> {
   const offers = await offersFor(deps, caller.accountId);
   const prices = new Map(plan.checks.map((c) => [c, (caller.livemode ? offers.get(c)?.livePriceMicros : offers.get(c)?.testPriceMicros) ?? 0n] as [CheckCode, bigint]));
-  const counts: Record<InputKind, number> = { number: 0, email: 0 };
-  for (const r of plan.rows) counts[r.kind] += 1;
-  const amountMicros = maxCostMicros(counts, plan.checks, prices);
+  const amountMicros = maxCostMicros(plan.counts, plan.checks, prices);
   if (maxCost !== undefined) {
     const limit = parseAmount(maxCost.amount);
     if (limit === null) {

@@ -1,19 +1,7 @@
 import type pg from "pg";
-import type { ResultRow } from "@svc/domain";
-import { bindIdempotentResource, withTransaction, type TestUsage } from "@svc/store";
+import { bindIdempotentResource, withTransaction } from "@svc/store";
 import type { Request } from "express";
 import type { Deps } from "../context";
-import { utcDay } from "../time";
-import type { Plan } from "./plan";
-
-/** Test-mode usage of one lookup or job: checks and conclusive answers per check, identifiers. */
-export function testUsage(plan: Plan, rows: readonly ResultRow[], now: Date): TestUsage {
-  const checks = plan.checks.map((check) => {
-    const results = rows.flatMap((r) => r.checks.filter((c) => c.service === check));
-    return { check, checks: results.length, conclusive: results.filter((c) => c.status === "ok").length };
-  });
-  return { day: utcDay(now), checks, identifiers: plan.rows.length };
-}
 
 /**
  * Stores a test-mode lookup or job. Under an Idempotency-Key it is bound to the

@@ -1,0 +1,161 @@
+#!/usr/bin/env node
+// Fairness under a flood (issue 10): one test key floods POST /v1/jobs/estimate with
+// 50,000-number bodies (10 a second) while another account sends test-mode
+// POST /v1/lookup at 200 a second and a monitor polls GET /v1/health. Both phases —
+// without and with the flood — run in the same invocation against a gateway this
+// script starts (WEB_CONCURRENCY processes, fresh Redis prefix, the local Postgres).
+// Load is open-loop (requests leave on schedule whatever the answers), so a slow
+// gateway shows up as latency, not as fewer requests.
+//
+//   node bench/fairness.mjs [--duration 30] [--processes 2] [--flood-rate 10] [--lookup-rate 200]
+//                           [--gateway services/gateway/dist/main.js]   # another build, e.g. the previous commit's
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import http from "node:http";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { performance } from "node:perf_hooks";
+import { ensureDotEnv, ROOT } from "../scripts/lib.mjs";
+
+ensureDotEnv();
+const require = createRequire(import.meta.url);
+const { createStore, createAccount, insertApiKey } = require(path.join(ROOT, "packages/store/dist/index.js"));
+const { generateApiKey, hashApiKey, keyHint, DEFAULT_SCOPES } = require(path.join(ROOT, "packages/domain/dist/index.js"));
+
+const { values } = parseArgs({
+  options: {
+    duration: { type: "string", default: "30" },
+    processes: { type: "string", default: "2" },
+    "flood-rate": { type: "string", default: "10" },
+    "flood-rows": { type: "string", default: "50000" },
+    "lookup-rate": { type: "string", default: "200" },
+    "health-rate": { type: "string", default: "20" },
+    port: { type: "string", default: "8291" },
+    gateway: { type: "string", default: path.join(ROOT, "services/gateway/dist/main.js") },
+  },
+});
+const DURATION_MS = Number(values.duration) * 1000;
+const base = { host: "127.0.0.1", port: Number(values.port) };
+const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// --- accounts and keys ---------------------------------------------------------
+const store = createStore({ databaseUrl: process.env.DATABASE_URL, poolSize: 2 });
+async function keys(name, n) {
+  const { id } = await createAccount(store.pool, { name, balanceMicros: 0n });
+  const out = [];
+  for (let i = 0; i < n; i += 1) {
+    const key = generateApiKey("test");
+    await insertApiKey(store.pool, { accountId: id, mode: "test", keyHash: hashApiKey(process.env.KEY_HASH_SECRET, key), hint: keyHint(key), scopes: [...DEFAULT_SCOPES], allowIps: [], dailySpendCapMicros: null, expiresAt: null });
+    out.push(key);
+  }
+  return out;
+}
+// Each key may send 10 a second: enough keys for the lookup rate with room to spare.
+const otherKeys = await keys("bench-fairness-other", Math.ceil(Number(values["lookup-rate"]) / 5));
+const [floodKey] = await keys("bench-fairness-flooder", 1);
+await store.close();
+
+// --- the gateway -----------------------------------------------------------------
+const prefix = `bench-fair-${randomBytes(3).toString("hex")}`;
+const gateway = spawn(process.execPath, [values.gateway], {
+  cwd: ROOT,
+  env: { ...process.env, LOG_LEVEL: "warn", PORT: values.port, WEB_CONCURRENCY: values.processes, REDIS_PREFIX: prefix },
+  stdio: ["ignore", "ignore", "inherit"],
+});
+process.on("exit", () => gateway.kill("SIGTERM"));
+
+function send(method, urlPath, key, body) {
+  return new Promise((resolve) => {
+    const started = performance.now();
+    const headers = { "content-type": "application/json" };
+    if (key) headers.authorization = `Bearer ${key}`;
+    if (body) headers["content-length"] = body.length;
+    const req = http.request({ ...base, method, path: urlPath, headers, agent }, (res) => {
+      res.resume();
+      res.on("end", () => resolve({ status: res.statusCode, ms: performance.now() - started }));
+    });
+    req.setTimeout(120_000, () => req.destroy(new Error("timeout")));
+    req.on("error", (err) => resolve({ status: `error:${err.code ?? err.message}`, ms: performance.now() - started }));
+    req.end(body);
+  });
+}
+
+for (let i = 0; ; i += 1) {
+  const r = await send("GET", "/v1/health");
+  if (r.status === 200) break;
+  if (i > 100) throw new Error("gateway did not start");
+  await sleep(100);
+}
+
+// --- load ------------------------------------------------------------------------
+const lookupBodies = Array.from({ length: 1000 }, (_, i) => Buffer.from(JSON.stringify({ numbers: [`+1646${String(3_000_000 + i * 37).padStart(7, "0")}`], checks: ["number.spam"] })));
+const floodBody = Buffer.from(
+  JSON.stringify({ numbers: Array.from({ length: Number(values["flood-rows"]) }, (_, i) => `+1212${String(2_000_000 + ((i * 7 + 3) % 7_999_999)).padStart(7, "0")}`), checks: ["number.spam"] }),
+);
+
+/** Calls `fire(i)` `rate` times a second for `ms`, on schedule (open loop); resolves with every answer. */
+async function paced(rate, ms, fire) {
+  const interval = 1000 / rate;
+  const start = performance.now();
+  const pending = [];
+  for (let i = 0; ; i += 1) {
+    const due = start + i * interval;
+    if (due - start >= ms) break;
+    const wait = due - performance.now();
+    if (wait > 1) await sleep(wait);
+    pending.push(fire(i));
+  }
+  return Promise.all(pending);
+}
+
+const pct = (sorted, p) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : null);
+function summary(results) {
+  const ms = results.map((r) => r.ms).sort((a, b) => a - b);
+  const statuses = {};
+  for (const r of results) statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+  const round = (v) => (v === null ? null : Math.round(v * 10) / 10);
+  return { requests: results.length, statuses, p50_ms: round(pct(ms, 50)), p99_ms: round(pct(ms, 99)), max_ms: round(ms[ms.length - 1] ?? null) };
+}
+
+async function phase(withFlood) {
+  const runs = [
+    paced(Number(values["lookup-rate"]), DURATION_MS, (i) => send("POST", "/v1/lookup", otherKeys[i % otherKeys.length], lookupBodies[i % lookupBodies.length])),
+    paced(Number(values["health-rate"]), DURATION_MS, () => send("GET", "/v1/health")),
+    withFlood ? paced(Number(values["flood-rate"]), DURATION_MS, () => send("POST", "/v1/jobs/estimate", floodKey, floodBody)) : Promise.resolve([]),
+  ];
+  const [lookups, health, flood] = await Promise.all(runs);
+  return { other_account_lookups: summary(lookups), health: summary(health), ...(withFlood ? { flood_estimates: summary(flood) } : {}) };
+}
+
+// Warm-up (JIT, key caches, connections), discarded.
+await paced(50, 3_000, (i) => send("POST", "/v1/lookup", otherKeys[i % otherKeys.length], lookupBodies[i % lookupBodies.length]));
+const quiet = await phase(false);
+await sleep(2_000);
+const flooded = await phase(true);
+
+const ratio = (a, b) => (a && b ? Math.round((a / b) * 100) / 100 : null);
+console.log(
+  JSON.stringify(
+    {
+      command: `node bench/fairness.mjs ${process.argv.slice(2).join(" ")}`.trim(),
+      gateway: path.relative(ROOT, values.gateway) || values.gateway,
+      gateway_processes: Number(values.processes),
+      duration_s: Number(values.duration),
+      without_flood: quiet,
+      with_flood: flooded,
+      other_p99_ratio_flood_to_quiet: ratio(flooded.other_account_lookups.p99_ms, quiet.other_account_lookups.p99_ms),
+      targets: {
+        "other account p99 within 2x of its no-flood p99": ratio(flooded.other_account_lookups.p99_ms, quiet.other_account_lookups.p99_ms) <= 2,
+        "health p99 < 50 ms under the flood": flooded.health.p99_ms < 50,
+        "flooding key answered 200 or 503 only": Object.keys(flooded.flood_estimates.statuses).every((s) => s === "200" || s === "503"),
+      },
+    },
+    null,
+    2,
+  ),
+);
+gateway.kill("SIGTERM");
+agent.destroy();
+process.exit(0);

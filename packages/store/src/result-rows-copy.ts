@@ -1,0 +1,58 @@
+import type pg from "pg";
+import { pipeline } from "node:stream/promises";
+import { Readable } from "node:stream";
+import { from as copyFrom } from "pg-copy-streams";
+import type { StoredRow } from "./lookups";
+
+/**
+ * A job's result rows rendered as the text of one COPY. Rendering is pure CPU and
+ * can happen off the event loop (the gateway's intake threads): the bytes travel
+ * to the loop as a transferable buffer and go to Postgres as they are.
+ */
+export type RowsCopy = { count: number; text: Uint8Array };
+
+/** COPY text format: backslash escapes, `\N` for NULL. */
+function copyField(value: string | number | null): string {
+  if (value === null) return "\\N";
+  return String(value).replace(/\\/g, "\\\\").replace(/\t/g, "\\t").replace(/\n/g, "\\n").replace(/\r/g, "\\r");
+}
+
+export function renderRowsCopy(jobId: string, rows: readonly StoredRow[]): RowsCopy {
+  const id = copyField(jobId);
+  const parts: Buffer[] = [];
+  let size = 0;
+  let batch = "";
+  const flush = () => {
+    const part = Buffer.from(batch);
+    parts.push(part);
+    size += part.length;
+    batch = "";
+  };
+  for (const r of rows) {
+    const pending = r.checks.reduce((n, c) => (c.status === "pending" ? n + 1 : n), 0);
+    batch += `${id}\t${r.row_no}\t${r.kind}\t${copyField(r.input_masked)}\t${copyField(r.e164)}\t${copyField(r.country)}\t${copyField(r.number_status)}\t${copyField(r.email)}\t${copyField(r.email_status)}\t${copyField(JSON.stringify(r.checks))}\t${pending}\n`;
+    if (batch.length > 256 * 1024) flush();
+  }
+  if (batch) flush();
+  // A buffer of its own (never a slice of Node's shared pool), so it can be transferred between threads.
+  const text = new Uint8Array(size);
+  let at = 0;
+  for (const part of parts) {
+    text.set(part, at);
+    at += part.length;
+  }
+  return { count: rows.length, text };
+}
+
+/** Streams rendered rows into result_rows (several times faster than INSERT for 50,000 rows). */
+export async function copyRenderedRows(client: pg.PoolClient, copy: RowsCopy): Promise<void> {
+  const sink = client.query(
+    copyFrom(`COPY result_rows (job_id, row_no, kind, input_masked, e164, country, number_status, email, email_status, checks, pending_checks) FROM STDIN`),
+  );
+  const text = Buffer.from(copy.text.buffer, copy.text.byteOffset, copy.text.byteLength);
+  // Pieces of at most 1 MB, so one write never holds the socket for the whole file.
+  const pieces = function* () {
+    for (let at = 0; at < text.length; at += 1 << 20) yield text.subarray(at, at + (1 << 20));
+  };
+  await pipeline(Readable.from(pieces()), sink);
+}

@@ -1,0 +1,164 @@
+import { ApiError, ROUTES, validateBody, type RouteDef } from "@svc/contract";
+import { answerTestRows, initialLiveRows, testProfileFor, type CheckCode, type InputKind, type PreparedRow, type ResultRow } from "@svc/domain";
+import { identifierHash, renderRowsCopy, type RowsCopy, type TestUsage } from "@svc/store";
+import { requestHash } from "../http/request-hash";
+import { assertStorableInput } from "../http/text-input";
+import { jobBodyFromForm, type JobForm } from "../jobs/csv-upload";
+import { countByKind, familyDigest, prepareRequest, toRefusal, type CallerFacts, type IdentifierBody, type Refusal } from "../requests/prepare";
+import type { PlanFacts } from "../requests/plan";
+import { storedRow } from "../requests/stored-row";
+import { testUsage } from "../requests/test-usage";
+
+/**
+ * The CPU-heavy part of a bulk request (POST /v1/jobs and /v1/jobs/estimate, JSON
+ * or CSV): decoding and validating the body, hashing it for Idempotency-Key,
+ * parsing and judging up to 50,000 identifiers, keying them for the answer cache,
+ * and rendering the job's rows for COPY. Runs on an intake thread (intake-worker)
+ * and returns only counts, small fields and flat buffers: a 50,000-row structure
+ * cloned back would cost the event loop tens of milliseconds.
+ */
+export type BulkOperation = "estimateJob" | "createJob";
+
+export type BulkBody = { type: "json"; bytes: Uint8Array } | { type: "form"; form: JobForm };
+
+export type IntakeInput = {
+  operation: BulkOperation;
+  body: BulkBody;
+  caller: CallerFacts;
+  /** The request's clock (ms), for test answers. */
+  now: number;
+  /** createJob: the id the job will have (its rows carry it). */
+  jobId: string | null;
+};
+
+/** A job request's fields other than the identifiers. */
+export type JobFields = {
+  checks: string[];
+  max_cost?: { amount: string | number };
+  webhook_endpoint_id?: string;
+  progress_events?: boolean;
+};
+
+export type RowCounts = { total: number; valid: number; invalid: number; duplicate: number };
+
+export type Intake =
+  /** The body cannot be read or does not match the schema: refused before the Idempotency-Key is looked at. */
+  | { ok: false; refusal: Refusal }
+  | {
+      ok: true;
+      fields: JobFields;
+      /** What an Idempotency-Key is bound to. */
+      hash: string;
+      plan: PlanFacts;
+      counts: Record<"rows" | InputKind, RowCounts>;
+      /** Live keys: keyed hashes (32 bytes each) of the valid rows of each kind, for counting cached answers. */
+      cacheKeys: Record<InputKind, Uint8Array> | null;
+      /** createJob: the rows rendered for COPY. */
+      rows: RowsCopy | null;
+      /** createJob with a test key: usage to record. */
+      usage: TestUsage | null;
+    };
+
+const routeOf = (operation: BulkOperation) => ROUTES.find((r) => r.operationId === operation) as RouteDef;
+
+/** JSON as express.json reads it (strict: an object or array at the top), never echoing the body. */
+function parseJson(bytes: Uint8Array): unknown {
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
+  const first = /\S/.exec(text)?.[0];
+  if (first === undefined) return undefined;
+  try {
+    if (first !== "{" && first !== "[") throw new SyntaxError("not strict JSON");
+    return JSON.parse(text);
+  } catch {
+    throw new ApiError("invalid_request", { message: "The request body is not valid JSON.", suggestion: "Send a JSON object with Content-Type: application/json." });
+  }
+}
+
+function readBody(body: BulkBody): Record<string, unknown> {
+  if (body.type === "form") {
+    try {
+      return jobBodyFromForm(body.form);
+    } catch (err) {
+      throw err instanceof ApiError ? err : new ApiError("invalid_request", { param: "file" });
+    }
+  }
+  const parsed = parseJson(body.bytes);
+  if (parsed === undefined || parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+    throw new ApiError("invalid_request", { message: "The request body must be a JSON object." });
+  }
+  return parsed as Record<string, unknown>;
+}
+
+function countRows(rows: readonly PreparedRow[], kind?: InputKind): RowCounts {
+  const c: RowCounts = { total: 0, valid: 0, invalid: 0, duplicate: 0 };
+  for (const r of rows) {
+    if (kind && r.kind !== kind) continue;
+    c.total += 1;
+    if (r.status === "invalid") c.invalid += 1;
+    else if (r.status === "duplicate") c.duplicate += 1;
+    else c.valid += 1;
+  }
+  return c;
+}
+
+/** Keyed hashes of the valid rows of one kind, end to end in one buffer. */
+function cacheKeysOf(rows: readonly PreparedRow[], kind: InputKind, secret: string): Uint8Array {
+  const valid = rows.filter((r) => r.kind === kind && r.status === "valid");
+  const out = new Uint8Array(valid.length * 32);
+  valid.forEach((r, i) => out.set(identifierHash(secret, (r.e164 ?? r.email) as string), i * 32));
+  return out;
+}
+
+/** A test job's rows: final at once; a documented outage value reads as a source that could not answer. */
+function testJobRows(rows: readonly PreparedRow[], checks: readonly CheckCode[], now: Date): ResultRow[] {
+  return answerTestRows(rows, checks, now, true).rows.map((r, i) => {
+    const prepared = rows[i];
+    const outage = prepared?.status === "valid" && testProfileFor(prepared)?.unavailable === true;
+    return {
+      ...r,
+      checks: r.checks.map((c) => (outage || c.status === "pending" ? { ...c, status: "unknown" as const, registered: null, attributes: null } : c)),
+    };
+  });
+}
+
+export function runIntake(input: IntakeInput, cacheSecret: string): Intake {
+  const route = routeOf(input.operation);
+  let body: JobFields & IdentifierBody;
+  let hash: string;
+  try {
+    const raw = readBody(input.body);
+    assertStorableInput(raw, "body");
+    // The body as sent (validation fills in defaults), as small requests are hashed on the event loop.
+    hash = requestHash("POST", route.path, raw);
+    body = validateBody<JobFields & IdentifierBody>(route.body as NonNullable<RouteDef["body"]>, raw);
+  } catch (err) {
+    if (err instanceof ApiError) return { ok: false, refusal: toRefusal(err) };
+    throw err;
+  }
+  const { numbers, emails, ...fields } = body;
+  const kind = input.operation === "createJob" ? "job" : "estimate";
+  const prepared = prepareRequest(body, input.caller, kind, familyDigest(cacheSecret));
+  // Limits broken by an uploaded file are reported against `file`.
+  if (prepared.early?.code === "too_many_numbers" && input.body.type === "form") prepared.early = { ...prepared.early, param: "file" };
+  const { rows } = prepared;
+  const plan: PlanFacts = { checks: prepared.checks, checksTotal: prepared.checksTotal, early: prepared.early, late: prepared.late, families: prepared.families, counts: countByKind(rows) };
+  const refused = prepared.early !== null || prepared.late !== null;
+  const now = new Date(input.now);
+  let jobRows: RowsCopy | null = null;
+  let usage: TestUsage | null = null;
+  if (!refused && input.operation === "createJob" && input.jobId) {
+    const results = input.caller.livemode ? initialLiveRows(rows, prepared.checks) : testJobRows(rows, prepared.checks, now);
+    jobRows = renderRowsCopy(input.jobId, results.map(storedRow));
+    if (!input.caller.livemode) usage = testUsage(prepared.checks, results, now);
+  }
+  return {
+    ok: true,
+    fields,
+    hash,
+    plan,
+    counts: { rows: countRows(rows), number: countRows(rows, "number"), email: countRows(rows, "email") },
+    cacheKeys: !refused && input.caller.livemode ? { number: cacheKeysOf(rows, "number", cacheSecret), email: cacheKeysOf(rows, "email", cacheSecret) } : null,
+    rows: jobRows,
+    usage,
+  };
+}
