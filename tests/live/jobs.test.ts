@@ -25,7 +25,7 @@ afterAll(async () => {
 let seq = 0;
 /** Distinct numbers, 3 apart (never 20 consecutive). */
 const numbers = (n: number) => Array.from({ length: n }, () => `+1415555${String(1000 + ((seq += 3) % 8999)).padStart(4, "0")}`);
-const workerEnv = (extra: Record<string, string> = {}) => ({ VENDOR_PRIMARY_URL: sim.url, VENDOR_PRIMARY_KEY: "sim-key", VENDOR_RETRIES: "0", JOB_LOCK_MS: "1500", CHUNK_STALE_MS: "1000", SWEEP_INTERVAL_MS: "500", ...extra });
+const workerEnv = (extra: Record<string, string> = {}) => ({ VENDOR_PRIMARY_URL: sim.url, VENDOR_PRIMARY_KEY: "sim-key", VENDOR_RETRIES: "0", JOB_LOCK_MS: "1500", CHUNK_STALE_MS: "1000", SWEEP_INTERVAL_MS: "500", WORK_LEASE_MS: "3000", WORK_LEASE_RENEW_MS: "1000", ...extra });
 const ledgerEnv = { SWEEP_INTERVAL_MS: "500", JOB_LOCK_MS: "1500" };
 
 async function endpoint(accountId: string): Promise<string> {
@@ -254,7 +254,8 @@ describe("nothing is lost when processes die or Redis is emptied mid-job", () =>
     const job = (await gw.http().get(`/v1/jobs/${id}`).set(bearer(k.key))).body;
     expect(job).toMatchObject({ status: "cancelled", progress: { done: 80, conclusive: 0, non_billable: 80 } });
     expect(job.finished_at).not.toBeNull();
-    expect(await staleChunks(gw.store.pool, new Date(Date.now() + 3_600_000), 0)).not.toContainEqual(expect.objectContaining({ job_id: id }));
+    const later = new Date(Date.now() + 3_600_000);
+    expect(await staleChunks(gw.store.pool, later, later)).not.toContainEqual(expect.objectContaining({ job_id: id }));
     expect(await claimChunk(gw.store.pool, id, 0, new Date(), 60_000)).toBeNull();
     expect((await gw.http().delete(`/v1/jobs/${id}`).set(bearer(k.key))).body.purged_at).not.toBeNull();
     expect(await reconcileAccount(gw.store.pool, k.accountId)).toMatchObject({ balanced: true, reservedMicros: 0n, ledgerBalanceMicros: 10_000_000n });
@@ -271,7 +272,7 @@ describe("nothing is lost when processes die or Redis is emptied mid-job", () =>
     away.disconnect();
     const runner = new CheckRunner(null, "t").add(new VendorHttpSource("primary", "whatsapp", sim.url, "sim-key"), { timeoutMs: 2_000, concurrency: 2, retries: 0 });
     const ctx = { logger: createLogger("test", "silent"), store: gw.store, redis: away, producer, prefix: gw.env.redisPrefix, now: () => new Date() };
-    await runJobChunk(ctx, runner, "cache-secret-for-this-test-0123456789", created.body.id, 0);
+    await runJobChunk(ctx, { runner, cacheSecret: "cache-secret-for-this-test-0123456789", lease: { leaseMs: 20_000, renewEveryMs: 5_000 } }, created.body.id, 0);
     const job = (await gw.http().get(`/v1/jobs/${created.body.id}`).set(bearer(k.key))).body;
     expect(job).toMatchObject({ status: "running", failure: null, progress: { done: 50 } });
     await producer.close().catch(() => undefined);

@@ -147,7 +147,7 @@ describe("nothing is lost when a process dies", () => {
   afterAll(async () => sim?.close());
   // Every worker of this fleet uses a short job lock: BullMQ lets one worker check for
   // stalled jobs once per (its) lock period, for the whole queue.
-  const vendor = () => ({ VENDOR_PRIMARY_URL: sim.url, VENDOR_PRIMARY_KEY: "sim-key", JOB_LOCK_MS: "1500" });
+  const vendor = () => ({ VENDOR_PRIMARY_URL: sim.url, VENDOR_PRIMARY_KEY: "sim-key", JOB_LOCK_MS: "1500", WORK_LEASE_MS: "3000", WORK_LEASE_RENEW_MS: "1000" });
 
   it("completes a pending lookup after the gateway restarted", async () => {
     const gateway = await startService("gateway", env, { PORT: "0" });

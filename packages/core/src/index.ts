@@ -1,3 +1,4 @@
 export * from "./complete-test-lookup";
 export * from "./worker-service";
 export * from "./notify-dispatcher";
+export * from "./lease";

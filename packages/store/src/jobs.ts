@@ -154,16 +154,54 @@ export async function jobRowsPage(sql: Sql, jobId: string, afterRowNo: number, l
  */
 const CHUNK_HAS_WORK = `(j.status IN ('queued', 'running') AND c.status IN ('queued', 'running') OR j.status = 'cancelled' AND c.status = 'running')`;
 
-/** Claims a chunk for processing; null when it is done, cancelled, or its job will not run it. */
-export async function claimChunk(sql: Sql, jobId: string, chunkNo: number, now: Date, leaseMs: number): Promise<{ first_row: number; last_row: number } | null> {
-  const { rows } = await sql.query<{ first_row: number; last_row: number }>(
+/**
+ * One attempt's hold on a chunk. `attempts` is the lease token: every claim adds
+ * one, so renewing, releasing and completing compare it and an attempt that lost
+ * its lease can no longer touch the row.
+ */
+export type ChunkClaim = { first_row: number; last_row: number; attempts: number };
+
+/**
+ * Claims a chunk for one attempt, leased until `now + leaseMs`; null when it is
+ * done, cancelled, its job will not run it, or another attempt holds a live lease
+ * on it (a duplicate message, or a worker that is alive and renewing).
+ */
+export async function claimChunk(sql: Sql, jobId: string, chunkNo: number, now: Date, leaseMs: number): Promise<ChunkClaim | null> {
+  const { rows } = await sql.query<ChunkClaim>(
     `UPDATE job_chunks c SET status = 'running', attempts = c.attempts + 1, leased_until = $3, updated_at = $4
      FROM jobs j
      WHERE c.job_id = $1 AND c.chunk_no = $2 AND j.id = c.job_id AND ${CHUNK_HAS_WORK}
-     RETURNING c.first_row, c.last_row`,
+       AND (c.status = 'queued' OR c.leased_until IS NULL OR c.leased_until <= $4)
+     RETURNING c.first_row, c.last_row, c.attempts`,
     [jobId, chunkNo, new Date(now.getTime() + leaseMs), now],
   );
   return rows[0] ?? null;
+}
+
+/**
+ * Extends an attempt's lease to `until` while it still holds it: the chunk is
+ * running, the token is the attempt's, and the lease has not run out (once it has,
+ * another worker may already be starting the chunk). False means the lease is lost.
+ */
+export async function renewChunkLease(sql: Sql, jobId: string, chunkNo: number, token: number, now: Date, until: Date): Promise<boolean> {
+  const { rowCount } = await sql.query(
+    `UPDATE job_chunks SET leased_until = $5 WHERE job_id = $1 AND chunk_no = $2 AND status = 'running' AND attempts = $3 AND leased_until > $4`,
+    [jobId, chunkNo, token, now, until],
+  );
+  return rowCount === 1;
+}
+
+/**
+ * An attempt that failed gives its chunk back: the lease ends at `until` (its
+ * failure back-off, 1 s after a first failure), when the retry or the reconciler
+ * takes the chunk over, instead of whenever the lease would have run out.
+ */
+export async function releaseChunkLease(sql: Sql, jobId: string, chunkNo: number, token: number, until: Date): Promise<boolean> {
+  const { rowCount } = await sql.query(
+    `UPDATE job_chunks SET leased_until = $4 WHERE job_id = $1 AND chunk_no = $2 AND status = 'running' AND attempts = $3`,
+    [jobId, chunkNo, token, until],
+  );
+  return rowCount === 1;
 }
 
 export async function chunkRows(
@@ -183,23 +221,28 @@ export async function chunkRows(
 export type ChunkOutcome = { job: JobRecord; finished: boolean; progressDue: boolean } | null;
 
 /**
- * Writes a chunk's answers and counts its progress, exactly once: the chunk must
- * still be `running` (a duplicate delivery that finished first wins; this one rolls
- * back). The job row is locked before the last-chunk check, so two chunks
- * finishing together cannot both miss that they were the last.
+ * Writes a chunk's answers and counts its progress, exactly once, and only for the
+ * attempt that holds the lease: the chunk must still be `running` under this
+ * attempt's token with its lease not run out (a late attempt whose lease was lost
+ * or taken over writes nothing; null). The chunk row stays locked until COMMIT, so
+ * a claim racing this commit waits and then finds the chunk done. The job row is
+ * locked before the last-chunk check, so two chunks finishing together cannot both
+ * miss that they were the last.
  */
 export async function completeChunk(
   client: pg.PoolClient,
   jobId: string,
   chunkNo: number,
+  token: number,
   results: Array<{ row_no: number; checks: CheckResult[] }>,
   now: Date,
 ): Promise<ChunkOutcome> {
   // The chunk row first (no contention between chunks); the job row — shared by
   // every chunk of the job — only at the end, so its lock is held briefly.
   const done = await client.query(
-    `UPDATE job_chunks SET status = 'done', leased_until = NULL, updated_at = $3 WHERE job_id = $1 AND chunk_no = $2 AND status = 'running'`,
-    [jobId, chunkNo, now],
+    `UPDATE job_chunks SET status = 'done', leased_until = NULL, updated_at = $3
+     WHERE job_id = $1 AND chunk_no = $2 AND status = 'running' AND attempts = $4 AND leased_until > $3`,
+    [jobId, chunkNo, now, token],
   );
   if (done.rowCount === 0) return null;
   let checks = 0;
@@ -286,14 +329,16 @@ async function endChunks(client: pg.PoolClient, jobId: string, ranges: ReadonlyA
 /**
  * A cancelled job's in-flight chunk that cannot be finished (its processing failed
  * for good): its rows are cancelled, free, and the job ends if it was the last one
- * in flight. False when the job is not cancelled or the chunk is not running.
+ * in flight. False when the job is not cancelled, the chunk is not running, or
+ * (given `token`) another attempt has taken the chunk over since.
  */
-export async function abandonCancelledChunk(client: pg.PoolClient, jobId: string, chunkNo: number, now: Date): Promise<boolean> {
+export async function abandonCancelledChunk(client: pg.PoolClient, jobId: string, chunkNo: number, now: Date, token?: number): Promise<boolean> {
   const { rows: job } = await client.query(`SELECT status FROM jobs WHERE id = $1 FOR UPDATE`, [jobId]);
   if (job[0]?.status !== "cancelled") return false;
   const { rows } = await client.query<{ first_row: number; last_row: number }>(
-    `UPDATE job_chunks SET status = 'cancelled', leased_until = NULL, updated_at = $3 WHERE job_id = $1 AND chunk_no = $2 AND status = 'running' RETURNING first_row, last_row`,
-    [jobId, chunkNo, now],
+    `UPDATE job_chunks SET status = 'cancelled', leased_until = NULL, updated_at = $3
+     WHERE job_id = $1 AND chunk_no = $2 AND status = 'running' AND ($4::int IS NULL OR attempts = $4) RETURNING first_row, last_row`,
+    [jobId, chunkNo, now, token ?? null],
   );
   if (!rows[0]) return false;
   await endChunks(client, jobId, rows, now, false);
@@ -349,17 +394,22 @@ export async function failJob(client: pg.PoolClient, jobId: string, code: string
   return true;
 }
 
+/** A chunk that may need a new attempt, with the token of its latest claim (0: never claimed). */
+export type StaleChunk = { job_id: string; chunk_no: number; status: "queued" | "running"; attempts: number };
+
 /**
- * Chunks whose queue message may be lost: queued for a while, or running past their
- * lease — a cancelled job's in-flight chunk included, or the job would never end.
+ * Chunks whose work may be lost: queued and untouched since before `queuedBefore`
+ * (their message may be gone), or running with a lease that ran out (their worker
+ * died, stopped renewing, or gave the chunk back after a failure) — a cancelled
+ * job's in-flight chunk included, or the job would never end.
  */
-export async function staleChunks(sql: Sql, now: Date, queuedFor: number, limit = 500): Promise<Array<{ job_id: string; chunk_no: number }>> {
-  const { rows } = await sql.query(
-    `SELECT c.job_id, c.chunk_no FROM job_chunks c JOIN jobs j ON j.id = c.job_id
+export async function staleChunks(sql: Sql, now: Date, queuedBefore: Date, limit = 500): Promise<StaleChunk[]> {
+  const { rows } = await sql.query<StaleChunk>(
+    `SELECT c.job_id, c.chunk_no, c.status, c.attempts FROM job_chunks c JOIN jobs j ON j.id = c.job_id
      WHERE ${CHUNK_HAS_WORK}
-       AND ((c.status = 'queued' AND c.updated_at < $2) OR (c.status = 'running' AND c.leased_until < $1))
+       AND ((c.status = 'queued' AND c.updated_at < $2) OR (c.status = 'running' AND (c.leased_until IS NULL OR c.leased_until <= $1)))
      ORDER BY c.updated_at LIMIT $3`,
-    [now, new Date(now.getTime() - queuedFor), limit],
+    [now, queuedBefore, limit],
   );
   return rows;
 }

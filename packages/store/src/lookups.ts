@@ -141,19 +141,22 @@ export async function getLookupIdentifiers(
 /**
  * Completes a pending lookup with final check results, exactly once: only the
  * caller whose UPDATE flips `pending` to `completed` gets the lookup back (and so
- * records the `lookup.completed` event in the same transaction).
+ * records the `lookup.completed` event in the same transaction). A live run passes
+ * its lease `token`: it completes only while it holds the lease (its token, not run
+ * out at `completedAt`), so a run that lost its lease writes nothing.
  */
 export async function completeLookup(
   client: pg.PoolClient,
   id: string,
   results: Array<{ row_no: number; checks: CheckResult[] }>,
   completedAt: Date,
+  token?: number,
 ): Promise<LookupRecord | null> {
   const { rows } = await client.query<LookupRecord>(
-    `UPDATE lookups l SET status = 'completed', completed_at = $2, checks_done = checks_total
-     WHERE l.id = $1 AND l.status = 'pending'
+    `UPDATE lookups l SET status = 'completed', completed_at = $2, checks_done = checks_total, leased_until = NULL
+     WHERE l.id = $1 AND l.status = 'pending' AND ($3::int IS NULL OR (l.attempts = $3 AND l.leased_until > $2))
      RETURNING ${LOOKUP_COLUMNS}`,
-    [id, completedAt],
+    [id, completedAt, token ?? null],
   );
   const lookup = rows[0];
   if (!lookup) return null;
@@ -198,11 +201,54 @@ export async function pendingLookupRows(
   return rows;
 }
 
-/** Live lookups still pending after `olderThan`: their run message may have been lost. */
-export async function stalePendingLiveLookups(sql: Sql, olderThan: Date, limit = 100): Promise<string[]> {
-  const { rows } = await sql.query<{ id: string }>(
-    `SELECT id FROM lookups WHERE status = 'pending' AND livemode = true AND created_at < $1 ORDER BY created_at LIMIT $2`,
-    [olderThan, limit],
+/**
+ * Claims a pending live lookup for one run, leased until `now + leaseMs`. Returns
+ * the lease token (the lookup's `attempts` after this claim), or null when it is
+ * not pending or another run holds a live lease on it.
+ */
+export async function claimLiveLookup(sql: Sql, id: string, now: Date, leaseMs: number): Promise<number | null> {
+  const { rows } = await sql.query<{ attempts: number }>(
+    `UPDATE lookups SET attempts = attempts + 1, leased_until = $3
+     WHERE id = $1 AND livemode = true AND status = 'pending' AND (leased_until IS NULL OR leased_until <= $2)
+     RETURNING attempts`,
+    [id, now, new Date(now.getTime() + leaseMs)],
   );
-  return rows.map((r) => r.id);
+  return rows[0]?.attempts ?? null;
+}
+
+/** Extends a run's lease to `until` while it still holds it (see renewChunkLease); false = lost. */
+export async function renewLookupLease(sql: Sql, id: string, token: number, now: Date, until: Date): Promise<boolean> {
+  const { rowCount } = await sql.query(
+    `UPDATE lookups SET leased_until = $4 WHERE id = $1 AND status = 'pending' AND attempts = $2 AND leased_until > $3`,
+    [id, token, now, until],
+  );
+  return rowCount === 1;
+}
+
+/** A run that failed gives the lookup back: its lease ends at `until`, its failure back-off (see releaseChunkLease). */
+export async function releaseLookupLease(sql: Sql, id: string, token: number, until: Date): Promise<boolean> {
+  const { rowCount } = await sql.query(
+    `UPDATE lookups SET leased_until = $3 WHERE id = $1 AND status = 'pending' AND attempts = $2`,
+    [id, token, until],
+  );
+  return rowCount === 1;
+}
+
+/** A pending live lookup that may need a new run, with the token of its latest claim (0: never run). */
+export type StaleLookup = { id: string; attempts: number; claimed: boolean };
+
+/**
+ * Pending live lookups whose run may be lost: never claimed though created before
+ * `unclaimedBefore` (their message may be gone), or claimed with a lease that ran
+ * out by `now` (their worker died, stopped renewing, or gave them back).
+ */
+export async function stalePendingLiveLookups(sql: Sql, now: Date, unclaimedBefore: Date, limit = 100): Promise<StaleLookup[]> {
+  const { rows } = await sql.query<StaleLookup>(
+    `SELECT id, attempts, leased_until IS NOT NULL AS claimed FROM lookups
+     WHERE status = 'pending' AND livemode = true
+       AND ((leased_until IS NULL AND created_at < $2) OR leased_until <= $1)
+     ORDER BY created_at LIMIT $3`,
+    [now, unclaimedBefore, limit],
+  );
+  return rows;
 }

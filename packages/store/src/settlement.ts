@@ -200,3 +200,28 @@ export async function reservationsToSweep(sql: Pick<pg.Pool, "query">, now: Date
   );
   return rows.map((r) => r.id);
 }
+
+/**
+ * Finished chunks of jobs still in progress that no settlement has touched since
+ * before `doneBefore`: their `settle.reservation` message was lost (Redis emptied,
+ * a ledger killed with it). Settling them now, not at the job's end, keeps a long
+ * job's charges current; settling is per (row, check), so a late message settles
+ * nothing twice.
+ */
+export async function unsettledChunks(
+  sql: Pick<pg.Pool, "query">,
+  doneBefore: Date,
+  limit = 200,
+): Promise<Array<{ reservation_id: string; first_row: number; last_row: number }>> {
+  const { rows } = await sql.query<{ reservation_id: string; first_row: number; last_row: number }>(
+    `SELECT r.id AS reservation_id, c.first_row, c.last_row
+     FROM jobs j
+     JOIN reservations r ON r.job_id = j.id AND r.status = 'open'
+     JOIN job_chunks c ON c.job_id = j.id AND c.status = 'done' AND c.updated_at < $1
+     WHERE j.status IN ('queued', 'running', 'cancelled') AND j.finished_at IS NULL
+       AND NOT EXISTS (SELECT 1 FROM settlements s WHERE s.reservation_id = r.id AND s.row_no BETWEEN c.first_row AND c.last_row)
+     ORDER BY c.updated_at LIMIT $2`,
+    [doneBefore, limit],
+  );
+  return rows;
+}

@@ -16,6 +16,6 @@ startService("billing-ledger", async () => {
       "settle.reservation": (payload) =>
         settle(ctx, payload.reservationId, payload.firstRow && payload.lastRow ? { first: payload.firstRow, last: payload.lastRow } : undefined),
     }),
-    periodic: [{ name: "sweep reservations", everyMs: config.SWEEP_INTERVAL_MS, run: sweepReservations }],
+    periodic: [{ name: "sweep reservations", everyMs: config.SWEEP_INTERVAL_MS, run: (ctx) => sweepReservations(ctx, config.SWEEP_GRACE_MS) }],
   });
 });

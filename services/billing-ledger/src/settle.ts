@@ -1,5 +1,5 @@
 import { notifyDispatcher, type WorkerContext } from "@svc/core";
-import { KeyedSemaphore, reservationsToSweep, settleReservation, withTransaction } from "@svc/store";
+import { KeyedSemaphore, reservationsToSweep, settleReservation, unsettledChunks, withTransaction } from "@svc/store";
 
 /**
  * Settlements this process runs at once against one account row; more wait in
@@ -25,7 +25,14 @@ export async function settle(ctx: WorkerContext, reservationId: string, range?: 
   }
 }
 
-/** Closes reservations whose work finished or was abandoned, whatever happened to their messages. */
-export async function sweepReservations(ctx: WorkerContext): Promise<void> {
+/**
+ * From Postgres alone, whatever happened to the messages: closes reservations
+ * whose work finished or was abandoned, and settles the finished chunks of running
+ * jobs whose own settlement never came (`graceMs` after the chunk finished).
+ */
+export async function sweepReservations(ctx: WorkerContext, graceMs: number): Promise<void> {
   for (const id of await reservationsToSweep(ctx.store.pool, ctx.now())) await settle(ctx, id);
+  for (const chunk of await unsettledChunks(ctx.store.pool, new Date(ctx.now().getTime() - graceMs))) {
+    await settle(ctx, chunk.reservation_id, { first: chunk.first_row, last: chunk.last_row });
+  }
 }

@@ -1,41 +1,74 @@
-import type { Job } from "bullmq";
-import { notifyDispatcher, type WorkerContext } from "@svc/core";
-import { publishCompletion } from "@svc/queues";
-import type { CheckRunner } from "@svc/sources";
-import { abandonCancelledChunk, chunkRows, claimChunk, completeChunk, failJob, jobById, recordEvent, withTransaction, type JobRecord } from "@svc/store";
+import { failureBackoffMs, LeaseLostError, notifyDispatcher, type HeldLease, type WorkerContext } from "@svc/core";
+import { JOBS, publishCompletion } from "@svc/queues";
+import {
+  abandonCancelledChunk,
+  chunkRows,
+  claimChunk,
+  completeChunk,
+  failJob,
+  jobById,
+  recordEvent,
+  releaseChunkLease,
+  renewChunkLease,
+  withTransaction,
+  type ChunkClaim,
+  type JobRecord,
+} from "@svc/store";
 import { answerRows, cacheFreshAnswers } from "./answer-rows";
 import { jobEventData } from "./job-events";
+import { claimLeased, type WorkDeps } from "./leased-work";
 
-/** How long a claimed chunk may run before the reconciler assumes its worker died. */
-export const CHUNK_LEASE_MS = 5 * 60_000;
+/** Claims of one chunk after which a failure that would be retried fails the job instead. */
+const MAX_CHUNK_ATTEMPTS = JOBS["job.chunk"].attempts;
 
 /**
- * Processes one chunk of a live job: claim it, answer its pending checks through
- * the same sources as lookups, write the answers and the progress in one
- * transaction (exactly once, even if the message arrives twice), then hand the
- * chunk's rows to the billing-ledger. The last chunk completes the job.
+ * Processes one chunk of a live job: claim it (a short lease, renewed while this
+ * attempt runs), answer its pending checks through the same sources as lookups,
+ * write the answers and the progress in one transaction — only while the lease is
+ * still this attempt's, so exactly once even if the message arrives twice or the
+ * chunk was taken over — then hand the chunk's rows to the billing-ledger. The
+ * last chunk completes the job. An attempt whose lease is lost stops and writes
+ * nothing; one that fails gives the chunk back for its retry.
  */
-export async function runJobChunk(ctx: WorkerContext, runner: CheckRunner, cacheSecret: string, jobId: string, chunkNo: number, job?: Job): Promise<void> {
+export async function runJobChunk(ctx: WorkerContext, deps: WorkDeps, jobId: string, chunkNo: number): Promise<void> {
+  const held = await claimLeased(
+    ctx,
+    deps,
+    { jobId, chunkNo },
+    () => claimChunk(ctx.store.pool, jobId, chunkNo, ctx.now(), deps.lease.leaseMs),
+    (claimed, now, until) => renewChunkLease(ctx.store.pool, jobId, chunkNo, claimed.attempts, now, until),
+  );
+  if (!held) return; // done, cancelled, the job will not run it, or another attempt holds it
+  const { claimed, lease } = held;
   let done: Awaited<ReturnType<typeof processChunk>>;
   try {
-    done = await processChunk(ctx, runner, cacheSecret, jobId, chunkNo);
+    done = await processChunk(ctx, deps, jobId, chunkNo, claimed, lease);
   } catch (err) {
-    // Processing cannot go on — an error that no retry will fix, or the last attempt
-    // of a transient one: the job fails (and says so) instead of hanging.
-    if (!isTransient(err) || (job && job.attemptsMade + 1 >= (job.opts.attempts ?? 1))) {
-      ctx.logger.error({ err, jobId, chunkNo }, "job chunk cannot be processed");
+    const stillHeld = lease.held;
+    lease.stop();
+    // Lost: another attempt has the chunk (or will, when the lease runs out); this one is over.
+    if (err instanceof LeaseLostError || !stillHeld) return;
+    // Processing cannot go on — an error that no retry will fix, or a transient one
+    // that kept coming back: the job fails (and says so) instead of hanging.
+    if (!isTransient(err) || claimed.attempts >= MAX_CHUNK_ATTEMPTS) {
+      ctx.logger.error({ err, jobId, chunkNo, attempt: claimed.attempts }, "job chunk cannot be processed");
       // A cancelled job cannot fail; its chunk ends cancelled instead, so the job still ends.
-      const abandoned = await withTransaction(ctx.store.pool, (client) => abandonCancelledChunk(client, jobId, chunkNo, ctx.now()));
+      const abandoned = await withTransaction(ctx.store.pool, (client) => abandonCancelledChunk(client, jobId, chunkNo, ctx.now(), claimed.attempts));
       if (abandoned) await announceJobEnd(ctx, jobId, `chunk-${chunkNo}-abandoned`);
       else await failJobWithEvent(ctx, jobId, "processing_failed", "A part of the job could not be processed.");
       return;
     }
+    // Give the chunk back after its back-off: the retry (or, if its message is lost
+    // with Redis, the reconciler) takes it over then, not when the lease runs out.
+    const until = new Date(ctx.now().getTime() + failureBackoffMs(claimed.attempts));
+    await releaseChunkLease(ctx.store.pool, jobId, chunkNo, claimed.attempts, until).catch(() => undefined);
     throw err;
   }
+  lease.stop();
   if (!done) return;
   // The chunk is committed: what follows only announces it. A failure here (Redis
   // briefly away) must not fail the job; the sweeps deliver what was not sent.
-  const { notices, claimed, fresh } = done;
+  const { notices, fresh } = done;
   await cacheFreshAnswers(ctx, fresh);
   try {
     await notifyDispatcher(ctx, notices.eventIds);
@@ -55,16 +88,19 @@ export async function runJobChunk(ctx: WorkerContext, runner: CheckRunner, cache
 /** What a committed chunk still has to announce. */
 type ChunkNotices = { finished: boolean; eventIds: string[]; reservationId: string | null };
 
-/** Claims, answers and commits one chunk; null when there was nothing to do (done, cancelled, or a repeat). */
-async function processChunk(ctx: WorkerContext, runner: CheckRunner, cacheSecret: string, jobId: string, chunkNo: number) {
-  const claimed = await claimChunk(ctx.store.pool, jobId, chunkNo, ctx.now(), CHUNK_LEASE_MS);
-  if (!claimed) return null; // done, cancelled, or the job is no longer running
-  const rows = await chunkRows(ctx.store.pool, jobId, claimed.first_row, claimed.last_row);
-  const { rows: results, fresh } = await answerRows({ store: ctx.store, runner, cacheSecret, now: ctx.now }, rows);
+/**
+ * Answers and commits one claimed chunk while its lease is held; null when the
+ * commit was refused (the chunk is no longer this attempt's: taken over, or its job
+ * failed). Throws LeaseLostError as soon as the lease is lost.
+ */
+async function processChunk(ctx: WorkerContext, deps: WorkDeps, jobId: string, chunkNo: number, claimed: ChunkClaim, lease: HeldLease) {
+  const rows = await lease.guard(chunkRows(ctx.store.pool, jobId, claimed.first_row, claimed.last_row));
+  const { rows: results, fresh } = await lease.guard(answerRows({ store: ctx.store, runner: deps.runner, cacheSecret: deps.cacheSecret, now: ctx.now }, rows));
+  const { rows: rsv } = await lease.guard(ctx.store.pool.query<{ id: string }>(`SELECT id FROM reservations WHERE job_id = $1`, [jobId]));
+  lease.assertHeld();
   const now = ctx.now();
-  const { rows: rsv } = await ctx.store.pool.query<{ id: string }>(`SELECT id FROM reservations WHERE job_id = $1`, [jobId]);
   const notices = await withTransaction(ctx.store.pool, async (client): Promise<ChunkNotices | null> => {
-    const result = await completeChunk(client, jobId, chunkNo, results, now);
+    const result = await completeChunk(client, jobId, chunkNo, claimed.attempts, results, now);
     if (!result) return null;
     const eventIds: string[] = [];
     if (result.finished && result.job.status === "completed") eventIds.push(await jobEvent(client, result.job, "job.completed", now));
@@ -74,7 +110,8 @@ async function processChunk(ctx: WorkerContext, runner: CheckRunner, cacheSecret
     }
     return { finished: result.finished, eventIds, reservationId: rsv[0]?.id ?? null };
   });
-  return notices && { notices, claimed, fresh };
+  if (!notices) ctx.logger.info({ jobId, chunkNo, attempt: claimed.attempts }, "chunk not committed: it is no longer this attempt's");
+  return notices && { notices, fresh };
 }
 
 /**

@@ -1,46 +1,74 @@
-import { lookupCompletedData, notifyDispatcher, type WorkerContext } from "@svc/core";
+import { failureBackoffMs, lookupCompletedData, LeaseLostError, notifyDispatcher, type WorkerContext } from "@svc/core";
 import type { CheckResult } from "@svc/domain";
 import { publishCompletion } from "@svc/queues";
-import type { CheckRunner } from "@svc/sources";
-import { completeLookup, pendingLookupRows, recordEvent, withTransaction } from "@svc/store";
+import { claimLiveLookup, completeLookup, pendingLookupRows, recordEvent, releaseLookupLease, renewLookupLease, withTransaction } from "@svc/store";
 import { answerRows, cacheFreshAnswers } from "./answer-rows";
+import { claimLeased, type WorkDeps } from "./leased-work";
 
 /**
  * Answers every pending check of a live lookup, completes it in one transaction
- * and hands its reservation to the billing-ledger. Re-running after a crash asks
- * the sources again but completes, and so bills, only once.
+ * and hands its reservation to the billing-ledger. The run holds the lookup with a
+ * short lease renewed while it works, and completes it only while it still holds
+ * it: a run whose lease is lost stops and writes nothing, and a re-run after a
+ * crash asks the sources again but completes, and so bills, only once.
  */
-export async function runLiveLookup(ctx: WorkerContext, runner: CheckRunner, cacheSecret: string, lookupId: string): Promise<void> {
-  const { rows: found } = await ctx.store.pool.query<{ status: string }>(`SELECT status FROM lookups WHERE id = $1 AND livemode = true`, [lookupId]);
-  if (found[0]?.status !== "pending") return;
+export async function runLiveLookup(ctx: WorkerContext, deps: WorkDeps, lookupId: string): Promise<void> {
+  const held = await claimLeased(
+    ctx,
+    deps,
+    { lookupId },
+    () => claimLiveLookup(ctx.store.pool, lookupId, ctx.now(), deps.lease.leaseMs),
+    (token, now, until) => renewLookupLease(ctx.store.pool, lookupId, token, now, until),
+  );
+  if (!held) return; // completed, not live, or another run holds it
+  const { claimed: token, lease } = held;
   const started = ctx.now();
-  const { rows: updated, fresh } = await answerRows({ store: ctx.store, runner, cacheSecret, now: ctx.now }, await pendingLookupRows(ctx.store.pool, lookupId));
-  const now = ctx.now();
-
-  const outcome = await withTransaction(ctx.store.pool, async (client) => {
-    const done = await completeLookup(client, lookupId, updated, now);
-    if (!done) return null;
-    let eventId: string | null = null;
-    if (done.announced_pending && done.webhook_endpoint_id) {
-      const { rows: all } = await client.query<{ checks: CheckResult[] }>(`SELECT checks FROM result_rows WHERE lookup_id = $1`, [lookupId]);
-      eventId = await recordEvent(client, {
-        accountId: done.account_id,
-        livemode: true,
-        type: "lookup.completed",
-        endpointId: done.webhook_endpoint_id,
-        createdAt: now,
-        data: lookupCompletedData(lookupId, true, all),
-      });
-    }
-    const rsv = await client.query<{ id: string }>(`SELECT id FROM reservations WHERE lookup_id = $1`, [lookupId]);
-    return { reservationId: rsv.rows[0]?.id ?? null, eventId };
-  });
-  if (!outcome) return;
+  let outcome: { reservationId: string | null; eventId: string | null } | null;
+  let fresh: Awaited<ReturnType<typeof answerRows>>["fresh"];
+  try {
+    const pending = await lease.guard(pendingLookupRows(ctx.store.pool, lookupId));
+    const answered = await lease.guard(answerRows({ store: ctx.store, runner: deps.runner, cacheSecret: deps.cacheSecret, now: ctx.now }, pending));
+    fresh = answered.fresh;
+    lease.assertHeld();
+    const now = ctx.now();
+    outcome = await withTransaction(ctx.store.pool, async (client) => {
+      const done = await completeLookup(client, lookupId, answered.rows, now, token);
+      if (!done) return null;
+      let eventId: string | null = null;
+      if (done.announced_pending && done.webhook_endpoint_id) {
+        const { rows: all } = await client.query<{ checks: CheckResult[] }>(`SELECT checks FROM result_rows WHERE lookup_id = $1`, [lookupId]);
+        eventId = await recordEvent(client, {
+          accountId: done.account_id,
+          livemode: true,
+          type: "lookup.completed",
+          endpointId: done.webhook_endpoint_id,
+          createdAt: now,
+          data: lookupCompletedData(lookupId, true, all),
+        });
+      }
+      const rsv = await client.query<{ id: string }>(`SELECT id FROM reservations WHERE lookup_id = $1`, [lookupId]);
+      return { reservationId: rsv.rows[0]?.id ?? null, eventId };
+    });
+  } catch (err) {
+    const stillHeld = lease.held;
+    lease.stop();
+    if (err instanceof LeaseLostError || !stillHeld) return; // another run has it, or will when the lease runs out
+    // Give the lookup back after its back-off: the retry (or the reconciler, if the
+    // message went with Redis) runs it then, not when the lease runs out.
+    const until = new Date(ctx.now().getTime() + failureBackoffMs(token));
+    await releaseLookupLease(ctx.store.pool, lookupId, token, until).catch(() => undefined);
+    throw err;
+  }
+  lease.stop();
+  if (!outcome) {
+    ctx.logger.info({ lookupId, attempt: token }, "lookup not completed by this run: it is no longer this run's");
+    return;
+  }
   await cacheFreshAnswers(ctx, fresh);
   await publishCompletion(ctx.redis, ctx.prefix, lookupId);
   await notifyDispatcher(ctx, [outcome.eventId]);
   if (outcome.reservationId) {
     await ctx.producer.enqueue("settle.reservation", { reservationId: outcome.reservationId }, { jobId: `settle-${outcome.reservationId}` });
   }
-  ctx.logger.info({ lookupId, ms: now.getTime() - started.getTime(), eventId: outcome.eventId }, "live lookup completed");
+  ctx.logger.info({ lookupId, ms: ctx.now().getTime() - started.getTime(), eventId: outcome.eventId }, "live lookup completed");
 }

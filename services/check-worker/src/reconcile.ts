@@ -1,0 +1,61 @@
+import type { WorkerContext } from "@svc/core";
+import { QUEUES, type JobPayload } from "@svc/queues";
+import { staleChunks, stalePendingLiveLookups } from "@svc/store";
+
+/** BullMQ states in which a message is still on its way to a worker (a backlog, not a loss). */
+const ON_ITS_WAY = new Set(["waiting", "delayed", "prioritized", "waiting-children"]);
+
+/**
+ * Makes sure a message with this id is queued: nothing to do while one is waiting
+ * or running; one that finished (completed, failed) or was left half-deleted is
+ * removed and added again, since BullMQ drops a new message under a kept one's id.
+ */
+async function ensureQueued<N extends "job.chunk" | "lookup.run">(ctx: WorkerContext, name: N, payload: JobPayload<N>, jobId: string): Promise<void> {
+  const existing = await ctx.producer.queue(QUEUES.checks).getJob(jobId);
+  if (existing) {
+    const state = await existing.getState();
+    if (state !== "completed" && state !== "failed" && state !== "unknown") return;
+    await existing.remove();
+  }
+  await ctx.producer.enqueue(name, payload, { jobId });
+}
+
+/** Is the message with this id waiting for a worker (so the work is queued, not lost)? */
+async function onItsWay(ctx: WorkerContext, jobId: string): Promise<boolean> {
+  const existing = await ctx.producer.queue(QUEUES.checks).getJob(jobId);
+  return existing ? ON_ITS_WAY.has(await existing.getState()) : false;
+}
+
+/**
+ * Job chunks Postgres says may have lost their work, whatever Redis remembers:
+ * running with a lease that ran out (the worker died or stopped renewing, or gave
+ * the chunk back after a failure), or queued long enough that their message should
+ * have been taken (lost with Redis, or stuck on a dead worker). Each gets a message
+ * of its own for the chunk's next claim (`-a<claims so far>`), so neither a message
+ * still held by a dead worker nor a finished one can stand in its way; the chunk's
+ * claim makes any duplicate harmless.
+ */
+export async function reconcileJobChunks(ctx: WorkerContext, staleMs: number): Promise<void> {
+  const now = ctx.now();
+  for (const chunk of await staleChunks(ctx.store.pool, now, new Date(now.getTime() - staleMs))) {
+    const original = `chunk-${chunk.job_id}-${chunk.chunk_no}`;
+    // Never claimed, and the gateway's message is only waiting its turn (a backlog).
+    if (chunk.status === "queued" && chunk.attempts === 0 && (await onItsWay(ctx, original))) continue;
+    await ensureQueued(ctx, "job.chunk", { jobId: chunk.job_id, chunkNo: chunk.chunk_no }, `${original}-a${chunk.attempts}`);
+  }
+}
+
+/**
+ * Live lookups Postgres says are still pending with no live run: never claimed
+ * though created `staleMs` ago (message lost, unless it is only waiting its turn),
+ * or claimed with a lease that ran out. Like chunks, each gets a message of its own
+ * for its next run; the run's claim makes a duplicate harmless.
+ */
+export async function reconcileLiveLookups(ctx: WorkerContext, staleMs: number): Promise<void> {
+  const now = ctx.now();
+  for (const lookup of await stalePendingLiveLookups(ctx.store.pool, now, new Date(now.getTime() - staleMs))) {
+    const original = `run-${lookup.id}`;
+    if (!lookup.claimed && (await onItsWay(ctx, original))) continue;
+    await ensureQueued(ctx, "lookup.run", { lookupId: lookup.id }, `${original}-a${lookup.attempts}`);
+  }
+}
