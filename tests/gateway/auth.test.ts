@@ -2,10 +2,27 @@ import type { AddressInfo } from "node:net";
 import request from "supertest";
 import { apiKeyFromBody, generateApiKey, hashApiKey, PUBLIC_SANDBOX_KEY } from "@svc/domain";
 import { revokeApiKey } from "@svc/store";
+import { solveChallenge } from "../../services/gateway/src/test-keys/proof-of-work";
 import { accountWithKey, bearer } from "../support/fixtures";
 import { startTestGateway, type TestGateway } from "../support/gateway";
 
 let gw: TestGateway;
+
+/** Polls until `check` holds, failing after `ms`. */
+async function until(check: () => boolean, ms = 2_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error("condition not reached in time");
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/** Spends a gateway's database confirmations and keeps them spent until restored. */
+async function drained(g: TestGateway): Promise<{ restore(): void }> {
+  const set = g.deps.caches.liveKeys;
+  const spy = jest.spyOn(set, "takeMissConfirmation").mockReturnValue(false);
+  return { restore: () => spy.mockRestore() };
+}
 beforeAll(async () => {
   // Loopback is a trusted proxy here, so tests can present other client addresses via X-Forwarded-For.
   gw = await startTestGateway({ config: { TRUSTED_PROXIES: "127.0.0.1/32,::1/128" } });
@@ -22,18 +39,80 @@ function shapeOf(res: request.Response) {
 }
 
 describe("authentication", () => {
-  it("rate limits a network that keeps presenting unknown keys, before any lookup; known keys are unaffected", async () => {
+  it("answers forged keys without a query and never refuses a real key, however many forged keys its network sent", async () => {
+    await gw.deps.caches.liveKeys.whenTrusted();
     const k = await accountWithKey(gw.store, gw.env.keyHashSecret);
+    const hash = hashApiKey(gw.env.keyHashSecret, k.key);
+    await until(() => gw.deps.caches.liveKeys.mightExist(hash) === true);
+    expect(gw.deps.caches.keys.get(hash.toString("hex"))).toBeUndefined();
     const from = (ip: string, key: string) => gw.http().post("/v1/lookup").set("X-Forwarded-For", ip).set(bearer(key)).send(lookupBody);
-    for (let i = 0; i < 60; i += 1) expect((await from("198.51.100.9", generateApiKey("test"))).status).toBe(401);
-    // That network is now rate limited for keys the gateway has not seen yet (a real one included).
-    const limited = await from("198.51.100.9", k.key);
-    expect(limited.status).toBe(429);
-    expect(limited.body.error).toMatchObject({ code: "rate_limited", retryable: true });
-    expect(Number(limited.headers["retry-after"])).toBeGreaterThan(0);
-    // Elsewhere it works, and once known it works from there too.
-    expect((await from("198.51.100.10", k.key)).status).toBe(200);
-    expect((await from("198.51.100.9", k.key)).status).toBe(200);
+
+    const queries = jest.spyOn(gw.deps.store.pool, "query");
+    try {
+      const started = Date.now();
+      for (let i = 0; i < 200; i += 1) expect((await from("198.51.100.9", generateApiKey("test"))).status).toBe(401);
+      // Only the per-process budget of confirmations reached the database: 20 at once,
+      // then 20 a second; never one query per forged key.
+      const budget = 20 + Math.ceil(((Date.now() - started) / 1000) * 20);
+      expect(queries.mock.calls.length).toBeLessThanOrEqual(budget);
+      expect(queries.mock.calls.length).toBeLessThan(200);
+    } finally {
+      queries.mockRestore();
+    }
+    // The real key, never seen by this gateway's key cache, from that same network: served.
+    const res = await from("198.51.100.9", k.key);
+    expect(res.status).toBe(200);
+    expect(res.headers["retry-after"]).toBeUndefined();
+  });
+
+  it("knows a key created after start-up at once, on every gateway process", async () => {
+    const other = await startTestGateway({ env: gw.env, config: { TRUSTED_PROXIES: "127.0.0.1/32,::1/128" } });
+    try {
+      await Promise.all([gw.deps.caches.liveKeys.whenTrusted(), other.deps.caches.liveKeys.whenTrusted()]);
+      // Made by the admin CLI's path (straight into the store): both processes hear of it.
+      const k = await accountWithKey(gw.store, gw.env.keyHashSecret);
+      const hash = hashApiKey(gw.env.keyHashSecret, k.key);
+      await until(() => gw.deps.caches.liveKeys.mightExist(hash) === true && other.deps.caches.liveKeys.mightExist(hash) === true, 1_000);
+      // Made through POST /v1/test-keys on one process, used at once on the other.
+      const challenge = (await gw.http().get("/v1/test-keys/challenge").set("X-Forwarded-For", "203.0.113.77")).body;
+      const created = await gw
+        .http()
+        .post("/v1/test-keys")
+        .set("X-Forwarded-For", "203.0.113.77")
+        .send({ email: "fresh@keys.example", name: "N", company: "C", use_case: "U", challenge_token: `${challenge.challenge}:${solveChallenge(challenge.challenge, challenge.difficulty)}` });
+      expect(created.status).toBe(201);
+      const used = await other.http().post("/v1/lookup").set(bearer(created.body.key)).send(lookupBody);
+      expect(used.status).toBe(200);
+      const fresh = hashApiKey(gw.env.keyHashSecret, created.body.key);
+      expect(gw.deps.caches.liveKeys.mightExist(fresh)).toBe(true);
+      await until(() => other.deps.caches.liveKeys.mightExist(fresh) === true, 1_000);
+      // With no confirmations left, the key is served from what the set learnt of it.
+      const noBudget = await drained(other);
+      const k2 = await accountWithKey(gw.store, gw.env.keyHashSecret);
+      await until(() => other.deps.caches.liveKeys.mightExist(hashApiKey(gw.env.keyHashSecret, k2.key)) === true, 1_000);
+      expect((await other.http().post("/v1/lookup").set(bearer(k2.key)).send(lookupBody)).status).toBe(200);
+      noBudget.restore();
+    } finally {
+      await other.close();
+    }
+  });
+
+  it("refuses a revoked key without a query once the revocation is announced", async () => {
+    await gw.deps.caches.liveKeys.whenTrusted();
+    const k = await accountWithKey(gw.store, gw.env.keyHashSecret);
+    const hash = hashApiKey(gw.env.keyHashSecret, k.key);
+    expect((await gw.http().post("/v1/lookup").set(bearer(k.key)).send(lookupBody)).status).toBe(200);
+    await revokeApiKey(gw.store.pool, k.keyId);
+    await until(() => gw.deps.caches.liveKeys.mightExist(hash) === false, 1_000);
+    const noBudget = await drained(gw);
+    const queries = jest.spyOn(gw.deps.store.pool, "query");
+    try {
+      expect((await gw.http().post("/v1/lookup").set(bearer(k.key)).send(lookupBody)).status).toBe(401);
+      expect(queries).not.toHaveBeenCalled();
+    } finally {
+      queries.mockRestore();
+      noBudget.restore();
+    }
   });
 
   it("gives every kind of bad key the same 401", async () => {
@@ -93,13 +172,36 @@ describe("authentication", () => {
     const caches = createCaches();
     const inv = new CacheInvalidator(gw.env.databaseUrl, caches, gw.deps.logger);
     expect(caches.keys.isEnabled).toBe(false);
+    expect(caches.liveKeys.mightExist(hashApiKey(gw.env.keyHashSecret, PUBLIC_SANDBOX_KEY))).toBeNull();
     await inv.start();
     expect(caches.keys.isEnabled).toBe(true);
+    await caches.liveKeys.whenTrusted();
+    expect(caches.liveKeys.mightExist(hashApiKey(gw.env.keyHashSecret, PUBLIC_SANDBOX_KEY))).toBe(true);
     await gw.store.pool.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'gateway-cache' AND datname = current_database() AND pid <> pg_backend_pid() AND backend_start = (SELECT max(backend_start) FROM pg_stat_activity WHERE application_name = 'gateway-cache')`);
     const deadline = Date.now() + 2_000;
     while (caches.keys.isEnabled && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     expect(caches.keys.isEnabled).toBe(false);
+    expect(caches.liveKeys.mightExist(hashApiKey(gw.env.keyHashSecret, PUBLIC_SANDBOX_KEY))).toBeNull();
     await inv.stop();
+  });
+
+  it("asks the database rather than refusing while its set of live keys cannot be trusted, and reloads it when listening again", async () => {
+    await gw.deps.caches.liveKeys.whenTrusted();
+    // Cut this gateway's listening connection: announcements made meanwhile are lost.
+    await gw.store.pool.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'gateway-cache' AND datname = current_database()`);
+    await until(() => !gw.deps.caches.liveKeys.isTrusted, 2_000);
+    const k = await accountWithKey(gw.store, gw.env.keyHashSecret); // its insert is announced to no one here
+    const noBudget = await drained(gw);
+    try {
+      expect(gw.deps.caches.liveKeys.mightExist(hashApiKey(gw.env.keyHashSecret, k.key))).toBeNull();
+      expect((await gw.http().post("/v1/lookup").set(bearer(k.key)).send(lookupBody)).status).toBe(200);
+      // Listening again (within about a second), the set is reloaded and has the key.
+      await gw.deps.caches.liveKeys.whenTrusted();
+      expect(gw.deps.caches.liveKeys.mightExist(hashApiKey(gw.env.keyHashSecret, k.key))).toBe(true);
+      expect((await gw.http().post("/v1/lookup").set(bearer(k.key)).send(lookupBody)).status).toBe(200);
+    } finally {
+      noBudget.restore();
+    }
   });
 
   it("refuses a key sent in the query string even alongside a valid header", async () => {

@@ -30,6 +30,36 @@ export async function findKeyByHash(sql: Pick<pg.Pool, "query">, keyHash: Buffer
   return rows[0] ?? null;
 }
 
+/** Bytes of a key hash kept per key in the gateways' set of live keys. */
+export const LIVE_KEY_PREFIX_BYTES = 8;
+
+/** A key counts as live (worth a lookup) unless revoked or already expired. */
+const LIVE = `revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`;
+
+/**
+ * One page of live keys in key-hash order, as the first LIVE_KEY_PREFIX_BYTES of
+ * each hash concatenated into one buffer (already sorted: bytea order is byte
+ * order). `last` is the full hash to continue after; `count` < `limit` means the end.
+ * One row per page keeps loading millions of keys cheap for the gateway.
+ */
+export async function liveKeyPrefixPage(sql: Pick<pg.Pool, "query">, after: Buffer, limit: number): Promise<{ prefixes: Buffer; last: Buffer | null; count: number }> {
+  const { rows } = await sql.query<{ prefixes: Buffer | null; last: Buffer | null; count: number }>(
+    `WITH page AS (SELECT key_hash FROM api_keys WHERE key_hash > $1 AND ${LIVE} ORDER BY key_hash LIMIT $2)
+     SELECT (SELECT string_agg(substring(key_hash FROM 1 FOR ${LIVE_KEY_PREFIX_BYTES}), ''::bytea ORDER BY key_hash) FROM page) AS prefixes,
+            (SELECT key_hash FROM page ORDER BY key_hash DESC LIMIT 1) AS last,
+            (SELECT count(*)::int FROM page) AS count`,
+    [after, limit],
+  );
+  const row = rows[0];
+  return { prefixes: row?.prefixes ?? Buffer.alloc(0), last: row?.last ?? null, count: row?.count ?? 0 };
+}
+
+/** Whether a key with this hash exists and is live now. */
+export async function keyHashIsLive(sql: Pick<pg.Pool, "query">, keyHash: Buffer): Promise<boolean> {
+  const { rows } = await sql.query<{ live: boolean }>(`SELECT (${LIVE}) AS live FROM api_keys WHERE key_hash = $1`, [keyHash]);
+  return rows[0]?.live ?? false;
+}
+
 export type NewApiKey = {
   id?: string;
   accountId: string;

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from "express";
 import { ApiError } from "@svc/contract";
-import { addressAllowed, hashApiKey, networkOf, parseApiKey, sameKeyHash, type Scope } from "@svc/domain";
+import { addressAllowed, hashApiKey, parseApiKey, sameKeyHash, type Scope } from "@svc/domain";
 import { findKeyByHash } from "@svc/store";
 import type { Caller, Deps } from "../context";
 
@@ -19,32 +19,17 @@ function keyInQuery(req: Request): boolean {
   return false;
 }
 
-/** Unknown, revoked or expired keys one network may present per minute before it is rate limited. */
-const UNKNOWN_KEYS_PER_MINUTE = 60;
-const unknownKeysKey = (deps: Deps, req: Request) => `${deps.config.REDIS_PREFIX}:authfail:${networkOf(req.ip ?? "")}`;
-
-/** Seconds until the network may present a key the gateway does not know yet; 0 = now. */
-async function unknownKeysWait(deps: Deps, req: Request): Promise<number> {
-  const key = unknownKeysKey(deps, req);
-  // If Redis cannot answer, keys are still checked (as rate limiting lets requests through).
-  const [count, ttl] = await Promise.all([deps.redis.get(key), deps.redis.pttl(key)]).catch(() => [null, 0] as const);
-  return Number(count ?? 0) >= UNKNOWN_KEYS_PER_MINUTE ? Math.max(1, Math.ceil(Number(ttl) / 1000)) : 0;
-}
-
-async function countUnknownKey(deps: Deps, req: Request): Promise<void> {
-  const key = unknownKeysKey(deps, req);
-  await deps.redis
-    .multi()
-    .incr(key)
-    .pexpire(key, 60_000, "NX")
-    .exec()
-    .catch(() => undefined);
-}
-
 /**
  * Resolves the caller from `Authorization: Bearer`. Missing, malformed, unknown,
  * revoked and expired keys and callers outside the allowlist all get the same 401.
  * Shape and checksum are checked before any database work.
+ *
+ * Keys with a valid checksum are easy to forge, so a key that is neither cached nor
+ * in the process's set of live keys (cache/live-keys.ts) is refused without a
+ * query; a small per-process budget of database confirmations covers a key whose
+ * creation is still being announced. Nothing here is counted per network: a real
+ * key is never refused because others sent forged ones from the same address.
+ * When the set cannot be trusted (not loaded yet, listener down), the database decides.
  */
 export async function resolveCaller(deps: Deps, req: Request): Promise<Caller> {
   if (keyInQuery(req)) throw unauthorized();
@@ -57,18 +42,13 @@ export async function resolveCaller(deps: Deps, req: Request): Promise<Caller> {
   const cacheKey = hash.toString("hex");
   let record = deps.caches.keys.get(cacheKey) ?? null;
   if (!record) {
-    // Keys with a valid checksum are easy to forge; a network that keeps presenting
-    // unknown ones is rate limited before it costs a database query each.
-    const wait = await unknownKeysWait(deps, req);
-    if (wait > 0) throw new ApiError("rate_limited", { message: "Too many requests with unknown API keys from this network.", retryAfterSeconds: wait });
+    const live = deps.caches.liveKeys;
+    if (live.mightExist(hash) === false && !live.takeMissConfirmation()) throw unauthorized();
     record = await findKeyByHash(deps.store.pool, hash);
     if (record) deps.caches.keys.set(cacheKey, record);
   }
   const now = deps.now();
-  if (!record || !sameKeyHash(record.key_hash, hash) || record.revoked_at || (record.expires_at && record.expires_at <= now)) {
-    await countUnknownKey(deps, req);
-    throw unauthorized();
-  }
+  if (!record || !sameKeyHash(record.key_hash, hash) || record.revoked_at || (record.expires_at && record.expires_at <= now)) throw unauthorized();
   if (!addressAllowed(req.ip, record.allow_ips)) throw unauthorized();
   // An account that requires allowlists (switched on after its keys were made, say)
   // refuses its live and agent keys that have none.

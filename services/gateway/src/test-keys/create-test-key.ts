@@ -81,6 +81,7 @@ export function createTestKeyHandler(deps: Deps): Handler {
     const network = networkOf(req.ip);
     const details = { email: address, name: body.name, company: body.company, useCase: body.use_case, network, createdAt: now };
     const key = generateApiKey("test");
+    const keyHash = hashApiKey(deps.config.KEY_HASH_SECRET, key);
     const issued = await withTransaction(deps.store.pool, async (client) => {
       await lockTestKeyAddress(client, address);
       const since = new Date(now.getTime() - ADDRESS_WINDOW_DAYS * 86_400_000);
@@ -89,7 +90,7 @@ export function createTestKeyHandler(deps: Deps): Handler {
       const created = await insertApiKey(client, {
         accountId,
         mode: "test",
-        keyHash: hashApiKey(deps.config.KEY_HASH_SECRET, key),
+        keyHash,
         hint: keyHint(key),
         scopes: [...SCOPES],
         allowIps: [],
@@ -103,6 +104,9 @@ export function createTestKeyHandler(deps: Deps): Handler {
       await recordTestKeyRequest(deps.store.pool, { ...details, outcome: "refused_exists", apiKeyId: null });
       throw new ApiError("test_key_exists");
     }
+    // Other gateway processes learn of the key from its insert's notification; this
+    // one need not wait for it.
+    deps.caches.liveKeys.noteChanged(keyHash.toString("hex"));
     req.log.info({ keyId: issued.id }, "test key issued");
     return {
       status: 201,
