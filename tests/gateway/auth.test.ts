@@ -4,6 +4,8 @@ import { apiKeyFromBody, generateApiKey, hashApiKey, PUBLIC_SANDBOX_KEY } from "
 import { revokeApiKey } from "@svc/store";
 import { solveChallenge } from "../../services/gateway/src/test-keys/proof-of-work";
 import { accountWithKey, bearer } from "../support/fixtures";
+import { createTestEnv } from "../support/env";
+import { withAdmin } from "../support/pg-admin";
 import { startTestGateway, type TestGateway } from "../support/gateway";
 
 let gw: TestGateway;
@@ -183,6 +185,30 @@ describe("authentication", () => {
     expect(caches.keys.isEnabled).toBe(false);
     expect(caches.liveKeys.mightExist(hashApiKey(gw.env.keyHashSecret, PUBLIC_SANDBOX_KEY))).toBeNull();
     await inv.stop();
+  });
+
+  it("keeps trying to listen again while the database refuses connections, and recovers when it is back", async () => {
+    const { CacheInvalidator, createCaches } = await import("../../services/gateway/src/cache/caches");
+    const env = await createTestEnv();
+    const dbName = new URL(env.databaseUrl).pathname.slice(1);
+    const caches = createCaches();
+    const inv = new CacheInvalidator(env.databaseUrl, caches, gw.deps.logger);
+    await inv.start();
+    await caches.liveKeys.whenTrusted();
+    try {
+      await withAdmin(async (admin) => {
+        await admin.query(`ALTER DATABASE "${dbName}" ALLOW_CONNECTIONS false`);
+        await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, [dbName]);
+      });
+      await until(() => !caches.keys.isEnabled && !caches.liveKeys.isTrusted, 2_000);
+      await new Promise((r) => setTimeout(r, 2_500)); // at least two refused attempts
+      expect(caches.keys.isEnabled).toBe(false);
+      await withAdmin((admin) => admin.query(`ALTER DATABASE "${dbName}" ALLOW_CONNECTIONS true`));
+      await until(() => caches.keys.isEnabled && caches.liveKeys.isTrusted, 3_000);
+    } finally {
+      await withAdmin((admin) => admin.query(`ALTER DATABASE "${dbName}" ALLOW_CONNECTIONS true`));
+      await inv.stop();
+    }
   });
 
   it("asks the database rather than refusing while its set of live keys cannot be trusted, and reloads it when listening again", async () => {
