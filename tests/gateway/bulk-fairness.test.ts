@@ -81,11 +81,15 @@ describe("fair intake of bulk requests", () => {
     expect(finished).toEqual(["health", "flood"]);
   });
 
-  it("runs the intake threads at a lower CPU priority than the event loop", () => {
-    // Linux keeps a niceness per thread (field 19 of /proc/<pid>/task/<tid>/stat).
-    const niceness = (tid: string) => Number(readFileSync(`/proc/self/task/${tid}/stat`, "utf8").replace(/^.*\) /s, "").split(" ")[16]);
-    const own = niceness(String(process.pid));
-    const threads = readdirSync("/proc/self/task").map(niceness);
-    expect(threads.filter((n) => n === own + 10).length).toBeGreaterThanOrEqual(1);
+  it("runs the intake threads under SCHED_IDLE, niced, below the event loop", async () => {
+    // Linux keeps a niceness and a policy per thread (fields 19 and 41 of /proc/<pid>/task/<tid>/stat).
+    const stat = (tid: string) => readFileSync(`/proc/self/task/${tid}/stat`, "utf8").replace(/^.*\) /s, "").split(" ");
+    const own = stat(String(process.pid));
+    const SCHED_IDLE = "5";
+    expect(await gw.deps.bulk.priority()).toBe("idle");
+    const intake = readdirSync("/proc/self/task").map(stat).filter((f) => f[38] === SCHED_IDLE);
+    expect(intake.length).toBeGreaterThanOrEqual(1);
+    for (const f of intake) expect(Number(f[16])).toBe(Number(own[16]) + 10);
+    expect(own[38]).toBe("0");
   });
 });

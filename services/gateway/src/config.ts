@@ -40,6 +40,12 @@ export const GatewayEnv = Type.Object({
   INTAKE_MAX_WAIT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 10_000 }),
   /** Niceness added to intake threads (0-19), so answering requests, Postgres and Redis come first on a busy host. */
   INTAKE_THREAD_NICE: Type.Integer({ minimum: 0, maximum: 19, default: 10 }),
+  /**
+   * Linux: intake threads run under SCHED_IDLE, preempted by any other work on the
+   * host (Postgres and Redis too, which niceness cannot promise); needs util-linux's
+   * `chrt`, else niceness alone. Off: niceness alone.
+   */
+  INTAKE_THREAD_SCHED_IDLE: Type.Boolean({ default: true }),
   /** Rows per unit of work of a live job (one queue message each). */
   JOB_CHUNK_ROWS: Type.Integer({ minimum: 10, maximum: 10_000, default: 1_000 }),
   /** Longest a request may hold for `wait` (the spec allows 30 s). */

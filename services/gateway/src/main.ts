@@ -36,6 +36,10 @@ async function main(): Promise<void> {
   if (config.SANDBOX_KEY_ENABLED) await ensurePublicSandbox(store, config.KEY_HASH_SECRET);
 
   const bulk = BulkIntake.fromConfig(config);
+  const intakePriority = await bulk.priority();
+  if (config.INTAKE_THREAD_SCHED_IDLE && intakePriority !== "idle") {
+    logger.warn("intake threads could not be moved to SCHED_IDLE (no `chrt`?); they run niced only, and bulk requests compete harder with other work on this host");
+  }
   const caches = createCaches();
   const invalidator = new CacheInvalidator(config.DATABASE_URL, caches, logger);
   await invalidator.start();

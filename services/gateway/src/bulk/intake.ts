@@ -7,6 +7,7 @@ import type { GatewayConfig } from "../config";
 import type { Caller } from "../context";
 import { FairScheduler, Overloaded } from "./fair-scheduler";
 import type { Intake, IntakeInput } from "./intake-task";
+import type { IntakeWorkerData, ThreadPriority } from "./intake-worker";
 
 /**
  * The built thread entry: threads run plain JavaScript, also under the test runner
@@ -23,6 +24,8 @@ export type BulkIntakeOptions = {
   maxWaitMs: number;
   /** Added to the threads' niceness, so request handling, Postgres and Redis come first. */
   niceIncrement: number;
+  /** Linux: run the threads under SCHED_IDLE (preempted by any other work on the host), niceness as the fallback. */
+  schedIdle: boolean;
   /** Keys answer-cache lookups and e-mail family digests on the threads. */
   cacheSecret: string;
 };
@@ -51,7 +54,7 @@ const overloaded = (retryAfterSeconds: number) =>
  * there are threads, so its own FIFO queue stays empty.
  */
 export class BulkIntake {
-  private readonly pool: Piscina<IntakeInput, Intake>;
+  private readonly pool: Piscina<IntakeInput | { probe: true }, Intake>;
   private readonly scheduler: FairScheduler;
 
   constructor(opts: BulkIntakeOptions) {
@@ -61,7 +64,7 @@ export class BulkIntake {
       maxThreads: opts.threads,
       idleTimeout: Number.POSITIVE_INFINITY,
       niceIncrement: opts.niceIncrement,
-      workerData: { cacheSecret: opts.cacheSecret },
+      workerData: { cacheSecret: opts.cacheSecret, schedIdle: opts.schedIdle } satisfies IntakeWorkerData,
     });
     this.scheduler = new FairScheduler({ slots: opts.threads, queuePerTenant: opts.queuePerTenant, maxWaitMs: opts.maxWaitMs });
   }
@@ -72,6 +75,7 @@ export class BulkIntake {
       queuePerTenant: config.INTAKE_QUEUE_PER_ACCOUNT,
       maxWaitMs: config.INTAKE_MAX_WAIT_MS,
       niceIncrement: config.INTAKE_THREAD_NICE,
+      schedIdle: config.INTAKE_THREAD_SCHED_IDLE,
       cacheSecret: config.CACHE_HASH_SECRET,
     });
   }
@@ -90,11 +94,16 @@ export class BulkIntake {
   async run(tenant: string, input: IntakeInput, signal?: AbortSignal): Promise<Intake> {
     const bytes = input.body.type === "json" ? input.body.bytes : input.body.form.file;
     try {
-      return await this.scheduler.run(tenant, bytes.byteLength, () => this.pool.run(input, { transferList: [bytes.buffer as ArrayBuffer] }), signal);
+      return await this.scheduler.run(tenant, bytes.byteLength, async () => (await this.pool.run(input, { transferList: [bytes.buffer as ArrayBuffer] })) as Intake, signal);
     } catch (err) {
       if (err instanceof Overloaded) throw overloaded(err.retryAfterSeconds);
       throw err;
     }
+  }
+
+  /** How the threads are scheduled (asks one of them): "idle" (SCHED_IDLE) or "nice". */
+  async priority(): Promise<ThreadPriority> {
+    return (await this.pool.run({ probe: true })) as unknown as ThreadPriority;
   }
 
   get stats(): { running: number; queued: number; tenants: number } {

@@ -25,7 +25,9 @@ export function requestContext(logger: Logger) {
     const started = process.hrtime.bigint();
     res.on("finish", () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      const level = res.statusCode >= 500 ? "error" : "info";
+      // A 503 is the service shedding load or waiting out a data source, as designed: a
+      // warning per request, not an error (a flood of them would drown real failures).
+      const level = res.statusCode === 503 ? "warn" : res.statusCode >= 500 ? "error" : "info";
       req.log[level]({ method: req.method, ...loggedPath(req), status: res.statusCode, ms: Math.round(ms * 10) / 10, keyId: req.caller?.keyId }, "request");
     });
     next();
