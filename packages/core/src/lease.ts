@@ -14,15 +14,18 @@ export class LeaseLostError extends Error {
 export type HeldLeaseOptions = {
   settings: LeaseSettings;
   /**
-   * Extends the row's lease to `until` if this attempt still holds it (its token,
-   * not run out at `now`); false when it no longer does. An error is a failed
-   * renewal: the lease stands until its deadline, and a later renewal may succeed.
+   * Extends the row's lease from `held` (the end this attempt last wrote) to
+   * `until` if this attempt still holds it (its token, that very lease, not run out
+   * at `now`); false when it no longer does. An error is a failed renewal: the lease
+   * stands until its deadline, and a later renewal may succeed.
    */
-  renew: (now: Date, until: Date) => Promise<boolean>;
+  renew: (r: { held: Date; now: Date; until: Date }) => Promise<boolean>;
   /** The clock the row's lease is written with (the worker context's). */
   now: () => Date;
   /** Performance time read just before the claim was sent: the lease runs from there. */
   claimedAt: number;
+  /** The lease's end as the claim wrote it. */
+  leasedUntil: Date;
   onLost?: (reason: string) => void;
   onRenewError?: (err: unknown) => void;
   /** Called after each successful renewal (tests wait on it). */
@@ -49,11 +52,13 @@ export class HeldLease {
   private deadlineTimer: NodeJS.Timeout | undefined;
   private renewing = false;
   private stopped = false;
+  private leasedUntil: Date;
 
   constructor(private readonly opts: HeldLeaseOptions) {
     const { leaseMs, renewEveryMs } = opts.settings;
     if (!(renewEveryMs > 0 && renewEveryMs * 2 <= leaseMs)) throw new Error("a lease must be renewed at least twice within its length");
     this.deadline = opts.claimedAt + leaseMs - renewEveryMs;
+    this.leasedUntil = opts.leasedUntil;
     this.renewTimer = setInterval(() => void this.renewOnce(), renewEveryMs);
     this.armDeadline();
   }
@@ -119,13 +124,15 @@ export class HeldLease {
     this.renewing = true;
     const sentAt = performance.now();
     const now = this.opts.now();
+    const until = new Date(now.getTime() + this.opts.settings.leaseMs);
     try {
-      const ok = await this.opts.renew(now, new Date(now.getTime() + this.opts.settings.leaseMs));
+      const ok = await this.opts.renew({ held: this.leasedUntil, now, until });
       if (this.stopped || this.controller.signal.aborted) return;
       if (!ok) {
         this.lose("lease lost: the row is no longer this attempt's");
         return;
       }
+      this.leasedUntil = until;
       this.deadline = Math.max(this.deadline, sentAt + this.opts.settings.leaseMs - this.opts.settings.renewEveryMs);
       this.armDeadline();
       this.opts.onRenewed?.();

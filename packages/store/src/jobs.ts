@@ -159,7 +159,7 @@ const CHUNK_HAS_WORK = `(j.status IN ('queued', 'running') AND c.status IN ('que
  * one, so renewing, releasing and completing compare it and an attempt that lost
  * its lease can no longer touch the row.
  */
-export type ChunkClaim = { first_row: number; last_row: number; attempts: number };
+export type ChunkClaim = { first_row: number; last_row: number; attempts: number; leased_until: Date };
 
 /**
  * Claims a chunk for one attempt, leased until `now + leaseMs`; null when it is
@@ -172,21 +172,26 @@ export async function claimChunk(sql: Sql, jobId: string, chunkNo: number, now: 
      FROM jobs j
      WHERE c.job_id = $1 AND c.chunk_no = $2 AND j.id = c.job_id AND ${CHUNK_HAS_WORK}
        AND (c.status = 'queued' OR c.leased_until IS NULL OR c.leased_until <= $4)
-     RETURNING c.first_row, c.last_row, c.attempts`,
+     RETURNING c.first_row, c.last_row, c.attempts, c.leased_until`,
     [jobId, chunkNo, new Date(now.getTime() + leaseMs), now],
   );
   return rows[0] ?? null;
 }
 
+/** A renewal: the lease this attempt last wrote (`held`), the time it is sent, and the new end. */
+export type LeaseRenewal = { token: number; held: Date; now: Date; until: Date };
+
 /**
- * Extends an attempt's lease to `until` while it still holds it: the chunk is
- * running, the token is the attempt's, and the lease has not run out (once it has,
- * another worker may already be starting the chunk). False means the lease is lost.
+ * Extends an attempt's lease while it still holds it: the chunk is running, the
+ * token is the attempt's, the lease is the one this attempt last wrote (not given
+ * back or changed since) and has not run out (once it has, another worker may
+ * already be starting the chunk). False means the lease is lost.
  */
-export async function renewChunkLease(sql: Sql, jobId: string, chunkNo: number, token: number, now: Date, until: Date): Promise<boolean> {
+export async function renewChunkLease(sql: Sql, jobId: string, chunkNo: number, r: LeaseRenewal): Promise<boolean> {
   const { rowCount } = await sql.query(
-    `UPDATE job_chunks SET leased_until = $5 WHERE job_id = $1 AND chunk_no = $2 AND status = 'running' AND attempts = $3 AND leased_until > $4`,
-    [jobId, chunkNo, token, now, until],
+    `UPDATE job_chunks SET leased_until = $6
+     WHERE job_id = $1 AND chunk_no = $2 AND status = 'running' AND attempts = $3 AND leased_until = $4 AND leased_until > $5`,
+    [jobId, chunkNo, r.token, r.held, r.now, r.until],
   );
   return rowCount === 1;
 }

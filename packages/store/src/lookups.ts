@@ -1,6 +1,7 @@
 import type pg from "pg";
 import type { CheckResult, ResultRow } from "@svc/domain";
 import type { Sql } from "./db";
+import type { LeaseRenewal } from "./jobs";
 import { testUsageRows, testUsageUpsert, type TestUsage } from "./usage";
 
 export type LookupRecord = {
@@ -201,26 +202,28 @@ export async function pendingLookupRows(
   return rows;
 }
 
+/** One run's hold on a live lookup: the lease token (the lookup's `attempts` after the claim) and the lease's end. */
+export type LookupClaim = { attempts: number; leased_until: Date };
+
 /**
- * Claims a pending live lookup for one run, leased until `now + leaseMs`. Returns
- * the lease token (the lookup's `attempts` after this claim), or null when it is
- * not pending or another run holds a live lease on it.
+ * Claims a pending live lookup for one run, leased until `now + leaseMs`; null
+ * when it is not pending or another run holds a live lease on it.
  */
-export async function claimLiveLookup(sql: Sql, id: string, now: Date, leaseMs: number): Promise<number | null> {
-  const { rows } = await sql.query<{ attempts: number }>(
+export async function claimLiveLookup(sql: Sql, id: string, now: Date, leaseMs: number): Promise<LookupClaim | null> {
+  const { rows } = await sql.query<LookupClaim>(
     `UPDATE lookups SET attempts = attempts + 1, leased_until = $3
      WHERE id = $1 AND livemode = true AND status = 'pending' AND (leased_until IS NULL OR leased_until <= $2)
-     RETURNING attempts`,
+     RETURNING attempts, leased_until`,
     [id, now, new Date(now.getTime() + leaseMs)],
   );
-  return rows[0]?.attempts ?? null;
+  return rows[0] ?? null;
 }
 
-/** Extends a run's lease to `until` while it still holds it (see renewChunkLease); false = lost. */
-export async function renewLookupLease(sql: Sql, id: string, token: number, now: Date, until: Date): Promise<boolean> {
+/** Extends a run's lease while it still holds it (see renewChunkLease); false = lost. */
+export async function renewLookupLease(sql: Sql, id: string, r: LeaseRenewal): Promise<boolean> {
   const { rowCount } = await sql.query(
-    `UPDATE lookups SET leased_until = $4 WHERE id = $1 AND status = 'pending' AND attempts = $2 AND leased_until > $3`,
-    [id, token, now, until],
+    `UPDATE lookups SET leased_until = $5 WHERE id = $1 AND status = 'pending' AND attempts = $2 AND leased_until = $3 AND leased_until > $4`,
+    [id, r.token, r.held, r.now, r.until],
   );
   return rowCount === 1;
 }

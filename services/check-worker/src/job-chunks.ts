@@ -36,7 +36,7 @@ export async function runJobChunk(ctx: WorkerContext, deps: WorkDeps, jobId: str
     deps,
     { jobId, chunkNo },
     () => claimChunk(ctx.store.pool, jobId, chunkNo, ctx.now(), deps.lease.leaseMs),
-    (claimed, now, until) => renewChunkLease(ctx.store.pool, jobId, chunkNo, claimed.attempts, now, until),
+    (renewal) => renewChunkLease(ctx.store.pool, jobId, chunkNo, renewal),
   );
   if (!held) return; // done, cancelled, the job will not run it, or another attempt holds it
   const { claimed, lease } = held;
@@ -46,8 +46,13 @@ export async function runJobChunk(ctx: WorkerContext, deps: WorkDeps, jobId: str
   } catch (err) {
     const stillHeld = lease.held;
     lease.stop();
-    // Lost: another attempt has the chunk (or will, when the lease runs out); this one is over.
-    if (err instanceof LeaseLostError || !stillHeld) return;
+    // Lost: another attempt has the chunk (or will, when the lease runs out); this one
+    // is over. If the chunk is still under this attempt's token (it gave up because
+    // no renewal got through), it is given back for whenever the database answers.
+    if (err instanceof LeaseLostError || !stillHeld) {
+      void releaseChunkLease(ctx.store.pool, jobId, chunkNo, claimed.attempts, ctx.now()).catch(() => undefined);
+      return;
+    }
     // Processing cannot go on — an error that no retry will fix, or a transient one
     // that kept coming back: the job fails (and says so) instead of hanging.
     if (!isTransient(err) || claimed.attempts >= MAX_CHUNK_ATTEMPTS) {

@@ -18,10 +18,11 @@ export async function runLiveLookup(ctx: WorkerContext, deps: WorkDeps, lookupId
     deps,
     { lookupId },
     () => claimLiveLookup(ctx.store.pool, lookupId, ctx.now(), deps.lease.leaseMs),
-    (token, now, until) => renewLookupLease(ctx.store.pool, lookupId, token, now, until),
+    (renewal) => renewLookupLease(ctx.store.pool, lookupId, renewal),
   );
   if (!held) return; // completed, not live, or another run holds it
-  const { claimed: token, lease } = held;
+  const { lease } = held;
+  const token = held.claimed.attempts;
   const started = ctx.now();
   let outcome: { reservationId: string | null; eventId: string | null } | null;
   let fresh: Awaited<ReturnType<typeof answerRows>>["fresh"];
@@ -52,7 +53,12 @@ export async function runLiveLookup(ctx: WorkerContext, deps: WorkDeps, lookupId
   } catch (err) {
     const stillHeld = lease.held;
     lease.stop();
-    if (err instanceof LeaseLostError || !stillHeld) return; // another run has it, or will when the lease runs out
+    // Lost: another run has it, or will when the lease runs out; still under this
+    // run's token (no renewal got through), it is given back for whenever the database answers.
+    if (err instanceof LeaseLostError || !stillHeld) {
+      void releaseLookupLease(ctx.store.pool, lookupId, token, ctx.now()).catch(() => undefined);
+      return;
+    }
     // Give the lookup back after its back-off: the retry (or the reconciler, if the
     // message went with Redis) runs it then, not when the lease runs out.
     const until = new Date(ctx.now().getTime() + failureBackoffMs(token));
