@@ -400,21 +400,27 @@ export async function failJob(client: pg.PoolClient, jobId: string, code: string
 }
 
 /** A chunk that may need a new attempt, with the token of its latest claim (0: never claimed). */
-export type StaleChunk = { job_id: string; chunk_no: number; status: "queued" | "running"; attempts: number };
+export type StaleChunk = { job_id: string; chunk_no: number; status: "queued" | "running"; attempts: number; updated_at: Date };
+
+/** Where a page of stale chunks ends: the next page starts after it. */
+export type StaleChunkCursor = Pick<StaleChunk, "updated_at" | "job_id" | "chunk_no">;
 
 /**
  * Chunks whose work may be lost: queued and untouched since before `queuedBefore`
  * (their message may be gone), or running with a lease that ran out (their worker
  * died, stopped renewing, or gave the chunk back after a failure) — a cancelled
- * job's in-flight chunk included, or the job would never end.
+ * job's in-flight chunk included, or the job would never end. In pages (`after` the
+ * previous page's last), so a backlog of chunks merely waiting their turn cannot
+ * hide the lost ones behind it.
  */
-export async function staleChunks(sql: Sql, now: Date, queuedBefore: Date, limit = 500): Promise<StaleChunk[]> {
+export async function staleChunks(sql: Sql, now: Date, queuedBefore: Date, limit = 500, after: StaleChunkCursor | null = null): Promise<StaleChunk[]> {
   const { rows } = await sql.query<StaleChunk>(
-    `SELECT c.job_id, c.chunk_no, c.status, c.attempts FROM job_chunks c JOIN jobs j ON j.id = c.job_id
+    `SELECT c.job_id, c.chunk_no, c.status, c.attempts, c.updated_at FROM job_chunks c JOIN jobs j ON j.id = c.job_id
      WHERE ${CHUNK_HAS_WORK}
        AND ((c.status = 'queued' AND c.updated_at < $2) OR (c.status = 'running' AND (c.leased_until IS NULL OR c.leased_until <= $1)))
-     ORDER BY c.updated_at LIMIT $3`,
-    [now, queuedBefore, limit],
+       AND ($4::timestamptz IS NULL OR (c.updated_at, c.job_id, c.chunk_no) > ($4::timestamptz, $5::text, $6::int))
+     ORDER BY c.updated_at, c.job_id, c.chunk_no LIMIT $3`,
+    [now, queuedBefore, limit, after?.updated_at ?? null, after?.job_id ?? null, after?.chunk_no ?? null],
   );
   return rows;
 }

@@ -238,20 +238,29 @@ export async function releaseLookupLease(sql: Sql, id: string, token: number, un
 }
 
 /** A pending live lookup that may need a new run, with the token of its latest claim (0: never run). */
-export type StaleLookup = { id: string; attempts: number; claimed: boolean };
+export type StaleLookup = { id: string; attempts: number; claimed: boolean; created_at: Date };
 
 /**
  * Pending live lookups whose run may be lost: never claimed though created before
  * `unclaimedBefore` (their message may be gone), or claimed with a lease that ran
- * out by `now` (their worker died, stopped renewing, or gave them back).
+ * out by `now` (their worker died, stopped renewing, or gave them back). In pages
+ * (`after` the previous page's last), so lookups merely waiting their turn cannot
+ * hide the lost ones behind them.
  */
-export async function stalePendingLiveLookups(sql: Sql, now: Date, unclaimedBefore: Date, limit = 100): Promise<StaleLookup[]> {
+export async function stalePendingLiveLookups(
+  sql: Sql,
+  now: Date,
+  unclaimedBefore: Date,
+  limit = 500,
+  after: Pick<StaleLookup, "created_at" | "id"> | null = null,
+): Promise<StaleLookup[]> {
   const { rows } = await sql.query<StaleLookup>(
-    `SELECT id, attempts, leased_until IS NOT NULL AS claimed FROM lookups
+    `SELECT id, attempts, leased_until IS NOT NULL AS claimed, created_at FROM lookups
      WHERE status = 'pending' AND livemode = true
        AND ((leased_until IS NULL AND created_at < $2) OR leased_until <= $1)
-     ORDER BY created_at LIMIT $3`,
-    [now, unclaimedBefore, limit],
+       AND ($4::timestamptz IS NULL OR (created_at, id) > ($4::timestamptz, $5::text))
+     ORDER BY created_at, id LIMIT $3`,
+    [now, unclaimedBefore, limit, after?.created_at ?? null, after?.id ?? null],
   );
   return rows;
 }

@@ -30,9 +30,17 @@ export async function settle(ctx: WorkerContext, reservationId: string, range?: 
  * whose work finished or was abandoned, and settles the finished chunks of running
  * jobs whose own settlement never came (`graceMs` after the chunk finished).
  */
-export async function sweepReservations(ctx: WorkerContext, graceMs: number): Promise<void> {
-  for (const id of await reservationsToSweep(ctx.store.pool, ctx.now())) await settle(ctx, id);
-  for (const chunk of await unsettledChunks(ctx.store.pool, new Date(ctx.now().getTime() - graceMs))) {
+export async function sweepReservations(ctx: WorkerContext, graceMs: number, pageSize = 200): Promise<void> {
+  // Closed reservations drop out of the next page: a pass goes on while pages are full.
+  for (let page = 0; page < MAX_PAGES; page += 1) {
+    const ids = await reservationsToSweep(ctx.store.pool, ctx.now(), pageSize);
+    for (const id of ids) await settle(ctx, id);
+    if (ids.length < pageSize) break;
+  }
+  for (const chunk of await unsettledChunks(ctx.store.pool, new Date(ctx.now().getTime() - graceMs), pageSize)) {
     await settle(ctx, chunk.reservation_id, { first: chunk.first_row, last: chunk.last_row });
   }
 }
+
+/** Pages of reservations one sweep settles at most (a pass is cut short, never stuck, in a flood). */
+const MAX_PAGES = 50;

@@ -1,6 +1,6 @@
 import type { WorkerContext } from "@svc/core";
 import { QUEUES, type JobPayload } from "@svc/queues";
-import { staleChunks, stalePendingLiveLookups } from "@svc/store";
+import { staleChunks, stalePendingLiveLookups, type StaleChunk, type StaleChunkCursor, type StaleLookup } from "@svc/store";
 
 /** BullMQ states in which a message is still on its way to a worker (a backlog, not a loss). */
 const ON_ITS_WAY = new Set(["waiting", "delayed", "prioritized", "waiting-children"]);
@@ -26,6 +26,9 @@ async function onItsWay(ctx: WorkerContext, jobId: string): Promise<boolean> {
   return existing ? ON_ITS_WAY.has(await existing.getState()) : false;
 }
 
+/** Pages one reconciler pass walks at most (a pass is cut short, never stuck, in a flood). */
+const MAX_PAGES = 20;
+
 /**
  * Job chunks Postgres says may have lost their work, whatever Redis remembers:
  * running with a lease that ran out (the worker died or stopped renewing, or gave
@@ -33,15 +36,22 @@ async function onItsWay(ctx: WorkerContext, jobId: string): Promise<boolean> {
  * have been taken (lost with Redis, or stuck on a dead worker). Each gets a message
  * of its own for the chunk's next claim (`-a<claims so far>`), so neither a message
  * still held by a dead worker nor a finished one can stand in its way; the chunk's
- * claim makes any duplicate harmless.
+ * claim makes any duplicate harmless. Every page is walked, so chunks that are only
+ * waiting their turn in a backlog cannot hide lost ones.
  */
-export async function reconcileJobChunks(ctx: WorkerContext, staleMs: number): Promise<void> {
+export async function reconcileJobChunks(ctx: WorkerContext, staleMs: number, pageSize = 500): Promise<void> {
   const now = ctx.now();
-  for (const chunk of await staleChunks(ctx.store.pool, now, new Date(now.getTime() - staleMs))) {
-    const original = `chunk-${chunk.job_id}-${chunk.chunk_no}`;
-    // Never claimed, and the gateway's message is only waiting its turn (a backlog).
-    if (chunk.status === "queued" && chunk.attempts === 0 && (await onItsWay(ctx, original))) continue;
-    await ensureQueued(ctx, "job.chunk", { jobId: chunk.job_id, chunkNo: chunk.chunk_no }, `${original}-a${chunk.attempts}`);
+  let after: StaleChunkCursor | null = null;
+  for (let page = 0; page < MAX_PAGES; page += 1) {
+    const chunks = await staleChunks(ctx.store.pool, now, new Date(now.getTime() - staleMs), pageSize, after);
+    for (const chunk of chunks) {
+      const original = `chunk-${chunk.job_id}-${chunk.chunk_no}`;
+      // Never claimed, and the gateway's message is only waiting its turn (a backlog).
+      if (chunk.status === "queued" && chunk.attempts === 0 && (await onItsWay(ctx, original))) continue;
+      await ensureQueued(ctx, "job.chunk", { jobId: chunk.job_id, chunkNo: chunk.chunk_no }, `${original}-a${chunk.attempts}`);
+    }
+    if (chunks.length < pageSize) return;
+    after = chunks[chunks.length - 1] as StaleChunk;
   }
 }
 
@@ -51,11 +61,17 @@ export async function reconcileJobChunks(ctx: WorkerContext, staleMs: number): P
  * or claimed with a lease that ran out. Like chunks, each gets a message of its own
  * for its next run; the run's claim makes a duplicate harmless.
  */
-export async function reconcileLiveLookups(ctx: WorkerContext, staleMs: number): Promise<void> {
+export async function reconcileLiveLookups(ctx: WorkerContext, staleMs: number, pageSize = 500): Promise<void> {
   const now = ctx.now();
-  for (const lookup of await stalePendingLiveLookups(ctx.store.pool, now, new Date(now.getTime() - staleMs))) {
-    const original = `run-${lookup.id}`;
-    if (!lookup.claimed && (await onItsWay(ctx, original))) continue;
-    await ensureQueued(ctx, "lookup.run", { lookupId: lookup.id }, `${original}-a${lookup.attempts}`);
+  let after: StaleLookup | null = null;
+  for (let page = 0; page < MAX_PAGES; page += 1) {
+    const lookups = await stalePendingLiveLookups(ctx.store.pool, now, new Date(now.getTime() - staleMs), pageSize, after);
+    for (const lookup of lookups) {
+      const original = `run-${lookup.id}`;
+      if (!lookup.claimed && (await onItsWay(ctx, original))) continue;
+      await ensureQueued(ctx, "lookup.run", { lookupId: lookup.id }, `${original}-a${lookup.attempts}`);
+    }
+    if (lookups.length < pageSize) return;
+    after = lookups[lookups.length - 1] as StaleLookup;
   }
 }

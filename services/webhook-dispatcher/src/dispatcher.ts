@@ -56,24 +56,26 @@ export class Dispatcher {
 
   /**
    * The safety net, from Postgres alone: events never planned, deliveries overdue
-   * (their queue message lost), held deliveries past 24 h, and the hourly
-   * challenge to endpoints still unverified.
+   * (their queue message lost, or their attempt's dispatcher died and its lease ran
+   * out), held deliveries past 24 h, and the hourly challenge to endpoints still
+   * unverified. Everything found is attempted at once, so one pass takes at most one
+   * attempt's deadline (WEBHOOK_TIMEOUT_MS) however many slow endpoints it meets.
    */
   async sweep(graceMs: number, limit = 200): Promise<void> {
     const now = this.deps.now();
     const cutoff = new Date(now.getTime() - graceMs);
     const pool = this.deps.store.pool;
-    for (const eventId of await undispatchedEvents(pool, cutoff, limit)) {
-      await this.dispatchEvent(eventId).catch((err) => this.deps.logger.error({ err, eventId }, "event not dispatched"));
-    }
+    const undispatched = await undispatchedEvents(pool, cutoff, limit);
     const overdue = await leaseDeliveries(pool, { dueBefore: cutoff, limit }, now, this.deps.leaseMs);
-    // One delivery that cannot be attempted must not hold up the others.
-    const results = await Promise.allSettled(overdue.map((t) => this.attempt(t)));
-    for (const r of results) if (r.status === "rejected") this.deps.logger.error({ err: r.reason }, "overdue delivery not attempted");
     const expired = await expireHeldDeliveries(pool, now);
     if (expired > 0) this.deps.logger.info({ expired }, "held deliveries expired (24 h)");
     const challenges = await resendDueVerifications(pool, now);
-    for (const eventId of challenges) await this.dispatchEvent(eventId);
+    // One event or delivery that cannot be attempted must not hold up the others.
+    await Promise.all([
+      ...undispatched.map((eventId) => this.dispatchEvent(eventId).catch((err) => this.deps.logger.error({ err, eventId }, "event not dispatched"))),
+      ...overdue.map((t) => this.attempt(t).catch((err) => this.deps.logger.error({ err, deliveryId: t.delivery_id }, "overdue delivery not attempted"))),
+      ...challenges.map((eventId) => this.dispatchEvent(eventId).catch((err) => this.deps.logger.error({ err, eventId }, "challenge not dispatched"))),
+    ]);
   }
 
   private async attempt(task: DeliveryTask): Promise<void> {
