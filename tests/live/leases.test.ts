@@ -207,23 +207,36 @@ describe("job chunk leases", () => {
   });
 });
 
+/**
+ * A worker takes messages from the checks queue until it has `id` (BullMQ: active,
+ * locked to it for 10 minutes) and then dies; the others it took are put back.
+ */
+async function takeWithDeadWorker(id: string): Promise<void> {
+  const fetcher = createRedis(gw.env.redisUrl, "worker", "leases-test-dead-worker");
+  const dead = new Worker(QUEUES.checks, null, { connection: fetcher, prefix: `${gw.env.redisPrefix}:bull`, autorun: false, lockDuration: 600_000 });
+  const others: Job[] = [];
+  try {
+    for (;;) {
+      const taken = (await dead.getNextJob("dead-worker-token", { block: false })) as Job | undefined;
+      if (!taken) throw new Error(`${id} is not in the queue`);
+      if (taken.id === id) break;
+      others.push(taken);
+    }
+    for (const other of others) await other.moveToDelayed(Date.now(), "dead-worker-token");
+  } finally {
+    await dead.close(true);
+    fetcher.disconnect();
+  }
+}
+
 describe("reconcilers take over from Postgres, whatever Redis holds", () => {
   it("gives a chunk whose lease ran out a message of its own, even while a dead worker's message is still active", async () => {
     const k = await liveKey();
     const jobId = await oneChunkJob(k);
     const queue = gw.deps.producer.queue(QUEUES.checks);
     // A worker took the chunk's message (BullMQ: active, locked to it), claimed the chunk and died.
-    const fetcher = createRedis(gw.env.redisUrl, "worker", "leases-test-dead-worker");
-    const dead = new Worker(QUEUES.checks, null, { connection: fetcher, prefix: `${gw.env.redisPrefix}:bull`, autorun: false, lockDuration: 600_000 });
-    try {
-      let taken: Job | undefined;
-      while ((taken = (await dead.getNextJob("dead-worker-token", { block: false })) as Job | undefined)) if (taken.id === `chunk-${jobId}-0`) break;
-      expect(taken?.id).toBe(`chunk-${jobId}-0`);
-      expect(await queue.getJobState(`chunk-${jobId}-0`)).toBe("active");
-    } finally {
-      await dead.close(true);
-      fetcher.disconnect();
-    }
+    await takeWithDeadWorker(`chunk-${jobId}-0`);
+    expect(await queue.getJobState(`chunk-${jobId}-0`)).toBe("active");
     expect(await claimChunk(gw.store.pool, jobId, 0, new Date(Date.now() - 10_000), 1_000)).not.toBeNull(); // its lease: run out
     await reconcileJobChunks(ctx, 10_000);
     const message = await queue.getJob(`chunk-${jobId}-0-a1`);
@@ -233,6 +246,26 @@ describe("reconcilers take over from Postgres, whatever Redis holds", () => {
     expect((await queue.getJobs(["waiting"])).filter((j) => j.id?.startsWith(`chunk-${jobId}-0`))).toHaveLength(1);
     const { deps } = leased(20_000, 5_000);
     await runJobChunk(ctx, deps, jobId, 0);
+    expect(await chunk(jobId)).toMatchObject({ status: "done", attempts: 2 });
+  });
+
+  it("sends a sibling message when the takeover's own message went to a worker that died before claiming", async () => {
+    const k = await liveKey();
+    const jobId = await oneChunkJob(k);
+    expect(await claimChunk(gw.store.pool, jobId, 0, new Date(Date.now() - 10_000), 1_000)).not.toBeNull(); // claimed; lease run out
+    await deleteKeysUnder(gw.env.redisUrl, `${gw.env.redisPrefix}:bull`);
+    await reconcileJobChunks(ctx, 1_000);
+    const queue = gw.deps.producer.queue(QUEUES.checks);
+    const takeover = `chunk-${jobId}-0-a1`;
+    expect(await queue.getJobState(takeover)).toBe("waiting");
+    await takeWithDeadWorker(takeover); // taken, never claimed: the chunk still shows 1 claim
+    expect(await queue.getJobState(takeover)).toBe("active");
+    await reconcileJobChunks(ctx, 1_000); // taken under a second ago: it may still be about to claim
+    expect((await queue.getJobs(["waiting"])).filter((j) => j.id?.startsWith(takeover))).toHaveLength(0);
+    await reconcileJobChunks(ctx, 0); // taken longer ago than the stale time, still unclaimed: its worker is gone
+    const siblings = (await queue.getJobs(["waiting"])).filter((j) => j.id?.startsWith(`${takeover}-r`));
+    expect(siblings).toHaveLength(1);
+    await runJobChunk(ctx, leased(20_000, 5_000).deps, jobId, 0);
     expect(await chunk(jobId)).toMatchObject({ status: "done", attempts: 2 });
   });
 

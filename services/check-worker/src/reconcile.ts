@@ -6,14 +6,29 @@ import { staleChunks, stalePendingLiveLookups, type StaleChunk, type StaleChunkC
 const ON_ITS_WAY = new Set(["waiting", "delayed", "prioritized", "waiting-children"]);
 
 /**
- * Makes sure a message with this id is queued: nothing to do while one is waiting
- * or running; one that finished (completed, failed) or was left half-deleted is
+ * Makes sure a message with this id is on its way: nothing to do while one is
+ * waiting; one that finished (completed, failed) or was left half-deleted is
  * removed and added again, since BullMQ drops a new message under a kept one's id.
+ * One taken by a worker more than `staleMs` ago whose work was still not claimed
+ * was taken by a worker that died before claiming it (a claim is the first thing a
+ * run does): a sibling message goes out rather than waiting for BullMQ's stalled-job
+ * check (up to twice JOB_LOCK_MS).
  */
-async function ensureQueued<N extends "job.chunk" | "lookup.run">(ctx: WorkerContext, name: N, payload: JobPayload<N>, jobId: string): Promise<void> {
+async function ensureQueued<N extends "job.chunk" | "lookup.run">(
+  ctx: WorkerContext,
+  name: N,
+  payload: JobPayload<N>,
+  jobId: string,
+  staleMs: number,
+  sibling = false,
+): Promise<void> {
   const existing = await ctx.producer.queue(QUEUES.checks).getJob(jobId);
   if (existing) {
     const state = await existing.getState();
+    if (state === "active" && !sibling && existing.processedOn !== undefined && existing.processedOn <= ctx.now().getTime() - staleMs) {
+      await ensureQueued(ctx, name, payload, `${jobId}-r${existing.processedOn}`, staleMs, true);
+      return;
+    }
     if (state !== "completed" && state !== "failed" && state !== "unknown") return;
     await existing.remove();
   }
@@ -48,7 +63,7 @@ export async function reconcileJobChunks(ctx: WorkerContext, staleMs: number, pa
       const original = `chunk-${chunk.job_id}-${chunk.chunk_no}`;
       // Never claimed, and the gateway's message is only waiting its turn (a backlog).
       if (chunk.status === "queued" && chunk.attempts === 0 && (await onItsWay(ctx, original))) continue;
-      await ensureQueued(ctx, "job.chunk", { jobId: chunk.job_id, chunkNo: chunk.chunk_no }, `${original}-a${chunk.attempts}`);
+      await ensureQueued(ctx, "job.chunk", { jobId: chunk.job_id, chunkNo: chunk.chunk_no }, `${original}-a${chunk.attempts}`, staleMs);
     }
     if (chunks.length < pageSize) return;
     after = chunks[chunks.length - 1] as StaleChunk;
@@ -69,7 +84,7 @@ export async function reconcileLiveLookups(ctx: WorkerContext, staleMs: number, 
     for (const lookup of lookups) {
       const original = `run-${lookup.id}`;
       if (!lookup.claimed && (await onItsWay(ctx, original))) continue;
-      await ensureQueued(ctx, "lookup.run", { lookupId: lookup.id }, `${original}-a${lookup.attempts}`);
+      await ensureQueued(ctx, "lookup.run", { lookupId: lookup.id }, `${original}-a${lookup.attempts}`, staleMs);
     }
     if (lookups.length < pageSize) return;
     after = lookups[lookups.length - 1] as StaleLookup;
