@@ -5,9 +5,11 @@
 // without and with the flood — run in the same invocation against a gateway this
 // script starts (WEB_CONCURRENCY processes, fresh Redis prefix, the local Postgres).
 // Load is open-loop (requests leave on schedule whatever the answers), so a slow
-// gateway shows up as latency, not as fewer requests.
+// gateway shows up as latency, not as fewer requests. Quiet and flood segments
+// alternate (`--cycles` of each, `--duration` seconds apiece) so that both phases
+// see the same drift of a shared machine; each phase's figures pool its segments.
 //
-//   node bench/fairness.mjs [--duration 30] [--processes 2] [--flood-rate 10] [--lookup-rate 200]
+//   node bench/fairness.mjs [--duration 10] [--cycles 3] [--processes 2] [--flood-rate 10] [--lookup-rate 200]
 //                           [--gateway services/gateway/dist/main.js]   # another build, e.g. the previous commit's
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -25,7 +27,8 @@ const { generateApiKey, hashApiKey, keyHint, DEFAULT_SCOPES } = require(path.joi
 
 const { values } = parseArgs({
   options: {
-    duration: { type: "string", default: "30" },
+    duration: { type: "string", default: "10" },
+    cycles: { type: "string", default: "3" },
     processes: { type: "string", default: "2" },
     "flood-rate": { type: "string", default: "10" },
     "flood-rows": { type: "string", default: "50000" },
@@ -33,6 +36,8 @@ const { values } = parseArgs({
     "health-rate": { type: "string", default: "20" },
     port: { type: "string", default: "8291" },
     gateway: { type: "string", default: path.join(ROOT, "services/gateway/dist/main.js") },
+    /** Leaves out the reference phase (as many SCHED_IDLE busy loops as intake threads, nothing of ours: the machine's floor). */
+    "skip-reference": { type: "boolean", default: false },
   },
 });
 const DURATION_MS = Number(values.duration) * 1000;
@@ -119,21 +124,38 @@ function summary(results) {
   return { requests: results.length, statuses, p50_ms: round(pct(ms, 50)), p99_ms: round(pct(ms, 99)), max_ms: round(ms[ms.length - 1] ?? null) };
 }
 
-async function phase(withFlood) {
-  const runs = [
+/** `n` busy loops under SCHED_IDLE (util-linux chrt) for `ms`: background CPU use with nothing of ours in it. */
+function burners(n, ms) {
+  const procs = Array.from({ length: n }, () => spawn("chrt", ["--idle", "0", process.execPath, "-e", `const end = Date.now() + ${ms}; while (Date.now() < end);`], { stdio: "ignore" }));
+  return Promise.all(procs.map((p) => new Promise((r) => p.on("exit", r))));
+}
+
+async function segment(kind) {
+  const withFlood = kind === "flood";
+  if (kind === "reference") void burners(Number(values.processes), DURATION_MS);
+  const [lookups, health, flood] = await Promise.all([
     paced(Number(values["lookup-rate"]), DURATION_MS, (i) => send("POST", "/v1/lookup", otherKeys[i % otherKeys.length], lookupBodies[i % lookupBodies.length])),
     paced(Number(values["health-rate"]), DURATION_MS, () => send("GET", "/v1/health")),
     withFlood ? paced(Number(values["flood-rate"]), DURATION_MS, () => send("POST", "/v1/jobs/estimate", floodKey, floodBody)) : Promise.resolve([]),
-  ];
-  const [lookups, health, flood] = await Promise.all(runs);
-  return { other_account_lookups: summary(lookups), health: summary(health), ...(withFlood ? { flood_estimates: summary(flood) } : {}) };
+  ]);
+  return { lookups, health, flood };
 }
 
 // Warm-up (JIT, key caches, connections), discarded.
 await paced(50, 3_000, (i) => send("POST", "/v1/lookup", otherKeys[i % otherKeys.length], lookupBodies[i % lookupBodies.length]));
-const quiet = await phase(false);
-await sleep(2_000);
-const flooded = await phase(true);
+const pooled = { quiet: { lookups: [], health: [] }, flood: { lookups: [], health: [], flood: [] }, reference: { lookups: [], health: [] } };
+const phases = !values["skip-reference"] ? ["quiet", "flood", "reference"] : ["quiet", "flood"];
+for (let c = 0; c < Number(values.cycles); c += 1) {
+  for (const phase of phases) {
+    const r = await segment(phase);
+    for (const [k, list] of Object.entries(r)) pooled[phase][k]?.push(...list);
+    // Let queued flood work drain so the next quiet segment is quiet.
+    await sleep(phase === "flood" ? 8_000 : 1_000);
+  }
+}
+const quiet = { other_account_lookups: summary(pooled.quiet.lookups), health: summary(pooled.quiet.health) };
+const flooded = { other_account_lookups: summary(pooled.flood.lookups), health: summary(pooled.flood.health), flood_estimates: summary(pooled.flood.flood) };
+const reference = !values["skip-reference"] ? { other_account_lookups: summary(pooled.reference.lookups), health: summary(pooled.reference.health) } : null;
 
 const ratio = (a, b) => (a && b ? Math.round((a / b) * 100) / 100 : null);
 console.log(
@@ -142,10 +164,13 @@ console.log(
       command: `node bench/fairness.mjs ${process.argv.slice(2).join(" ")}`.trim(),
       gateway: path.relative(ROOT, values.gateway) || values.gateway,
       gateway_processes: Number(values.processes),
-      duration_s: Number(values.duration),
+      segment_s: Number(values.duration),
+      cycles: Number(values.cycles),
       without_flood: quiet,
       with_flood: flooded,
+      ...(reference ? { reference_idle_busy_loops: reference } : {}),
       other_p99_ratio_flood_to_quiet: ratio(flooded.other_account_lookups.p99_ms, quiet.other_account_lookups.p99_ms),
+      ...(reference ? { other_p99_ratio_reference_to_quiet: ratio(reference.other_account_lookups.p99_ms, quiet.other_account_lookups.p99_ms) } : {}),
       targets: {
         "other account p99 within 2x of its no-flood p99": ratio(flooded.other_account_lookups.p99_ms, quiet.other_account_lookups.p99_ms) <= 2,
         "health p99 < 50 ms under the flood": flooded.health.p99_ms < 50,

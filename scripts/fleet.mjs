@@ -26,7 +26,9 @@ const PROGRAMS = Object.fromEntries(SERVICES.map((name) => [name, path.join("ser
 if (runSimulator) PROGRAMS["vendor-simulator"] = path.join("packages", "vendor-simulator", "dist", "main.js");
 
 for (const [name, program] of Object.entries(PROGRAMS)) {
-  const child = spawn(process.execPath, [path.join(ROOT, program)], {
+  // The gateway's node flags: see GATEWAY_NODE_FLAGS in services/gateway/src/main.ts.
+  const flags = name === "gateway" ? ["--v8-pool-size=1"] : [];
+  const child = spawn(process.execPath, [...flags, path.join(ROOT, program)], {
     cwd: ROOT,
     env: { ...process.env, PORT: port },
     stdio: ["ignore", "pipe", "pipe"],

@@ -74,7 +74,18 @@ async function main(): Promise<void> {
   server.on("request", createApp(deps));
   answerClientErrors(server, () => docBaseUrl(deps));
   logger.info({ port, baseUrl: config.publicBaseUrl }, "gateway listening");
+  const missing = GATEWAY_NODE_FLAGS.filter((f) => !process.execArgv.some((a) => a.split("=")[0] === f.split("=")[0]));
+  if (missing.length > 0) logger.warn({ flags: missing }, "node was started without the gateway's flags; bulk requests will compete harder with request handling");
 }
+
+/**
+ * Node flags the gateway is meant to run with (launchers pass them: scripts/fleet.mjs,
+ * docker/, k8s/; the supervisor below passes them to its processes). V8's helper
+ * threads (GC, compilation) serve the intake threads' isolates too and run at normal
+ * priority; one instead of four keeps a bulk flood's garbage collection from
+ * competing with request handling (BENCHMARKS.md, fairness).
+ */
+const GATEWAY_NODE_FLAGS = ["--v8-pool-size=1"];
 
 /**
  * With WEB_CONCURRENCY > 1 the primary only supervises: it forks that many gateway
@@ -83,6 +94,8 @@ async function main(): Promise<void> {
  */
 function supervise(processes: number): void {
   let stopping = false;
+  const own = new Set(process.execArgv.map((a) => a.split("=")[0]));
+  cluster.setupPrimary({ execArgv: [...process.execArgv, ...GATEWAY_NODE_FLAGS.filter((f) => !own.has(f.split("=")[0]))] });
   const fork = () => cluster.fork();
   for (let i = 0; i < processes; i += 1) fork();
   cluster.on("exit", (worker, code, signal) => {
