@@ -1,5 +1,5 @@
 import { performance } from "node:perf_hooks";
-import { keepConnectionLossesFromCrashing, type WorkerContext } from "@svc/core";
+import type { WorkerContext } from "@svc/core";
 import type { CheckResult } from "@svc/domain";
 import { Worker, type Job } from "bullmq";
 import { createRedis, QUEUES } from "@svc/queues";
@@ -170,9 +170,8 @@ describe("job chunk leases", () => {
     const k = await liveKey();
     const jobId = await oneChunkJob(k);
     const { deps } = leased(60_000, 15_000);
-    // The attempt runs on a store of its own, set up as the worker service sets up its store.
+    // The attempt runs on a store of its own, whose connection the test cuts.
     const store = createStore({ databaseUrl: gw.env.databaseUrl, poolSize: 4, applicationName: "leases-test-worker" });
-    keepConnectionLossesFromCrashing(store, () => undefined);
     sim.settings.latencyMs = 1_000;
     const run = tracked(runJobChunk({ ...ctx, store }, deps, jobId, 0));
     await eventually(async () => (await chunk(jobId))?.status === "running", 5_000, "claimed");

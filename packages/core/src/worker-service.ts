@@ -39,8 +39,12 @@ export async function runWorkerService<Q extends QueueName>(opts: WorkerServiceO
   const shutdown = new ShutdownManager(logger, config.SHUTDOWN_TIMEOUT_MS);
   shutdown.listen();
 
-  const store = createStore({ databaseUrl: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, applicationName: opts.name });
-  keepConnectionLossesFromCrashing(store, (err) => logger.warn({ err }, "database connection lost mid-use (its work fails and is retried)"));
+  const store = createStore({
+    databaseUrl: config.DATABASE_URL,
+    poolSize: config.DATABASE_POOL_SIZE,
+    applicationName: opts.name,
+    onConnectionLost: (err) => logger.warn({ err }, "database connection lost mid-use (its work fails and is retried)"),
+  });
   const redis = createRedis(config.REDIS_URL, "producer", opts.name);
   const blocking = createRedis(config.REDIS_URL, "worker", `${opts.name}-worker`);
   await Promise.all([waitForRedis(redis), waitForRedis(blocking), store.pool.query("SELECT 1")]);
@@ -91,18 +95,6 @@ export async function runWorkerService<Q extends QueueName>(opts: WorkerServiceO
   void worker.run();
   await worker.waitUntilReady();
   logger.info({ queue: opts.queue, concurrency: config.CONCURRENCY }, "consuming");
-}
-
-/**
- * A pooled connection that Postgres cuts while it is checked out (a transaction in
- * progress; pg_terminate_backend, a failover) emits `error` with nobody listening
- * — the pool only listens while a connection is idle — and an unheard `error`
- * ends the process. Every connection gets a listener of its own: the cut fails the
- * work that was using it (and is retried like any transient failure), and the pool
- * drops the dead connection when it is released.
- */
-export function keepConnectionLossesFromCrashing(store: Pick<Store, "pool">, onError: (err: Error) => void): void {
-  store.pool.on("connect", (client) => client.on("error", onError));
 }
 
 /** Entry-point wrapper: prints a start-up failure plainly and exits non-zero. */

@@ -21,7 +21,15 @@ const types = {
   },
 } as pg.CustomTypesConfig;
 
-export function createStore(options: { databaseUrl: string; poolSize?: number; applicationName?: string }): Store {
+/**
+ * A pooled connection that Postgres cuts while it is checked out (a transaction in
+ * progress; pg_terminate_backend, a failover) emits `error` with nobody listening —
+ * the pool only listens while a connection is idle — and an unheard `error` ends the
+ * process. Every connection gets a listener of its own: the cut fails the work that
+ * was using it (retried like any transient failure), and the pool drops the dead
+ * connection when it is released. `onConnectionLost` hears about it (a log line).
+ */
+export function createStore(options: { databaseUrl: string; poolSize?: number; applicationName?: string; onConnectionLost?: (err: Error) => void }): Store {
   const pool = new pg.Pool({
     connectionString: options.databaseUrl,
     max: options.poolSize ?? 10,
@@ -32,6 +40,8 @@ export function createStore(options: { databaseUrl: string; poolSize?: number; a
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on("error", () => undefined);
+  const lost = options.onConnectionLost ?? (() => undefined);
+  pool.on("connect", (client) => client.on("error", lost));
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   return {
     pool,

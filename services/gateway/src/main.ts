@@ -26,7 +26,12 @@ async function main(): Promise<void> {
   const shutdown = new ShutdownManager(logger, config.SHUTDOWN_TIMEOUT_MS);
   shutdown.listen();
 
-  const store = createStore({ databaseUrl: config.DATABASE_URL, poolSize: config.DATABASE_POOL_SIZE, applicationName: "gateway" });
+  const store = createStore({
+    databaseUrl: config.DATABASE_URL,
+    poolSize: config.DATABASE_POOL_SIZE,
+    applicationName: "gateway",
+    onConnectionLost: (err) => logger.warn({ err }, "database connection lost mid-request (that request fails retryably)"),
+  });
   const redis = createRedis(config.REDIS_URL, "producer", "gateway");
   const subscriber = createRedis(config.REDIS_URL, "subscriber", "gateway-sub");
   await Promise.all([waitForRedis(redis), waitForRedis(subscriber), store.pool.query("SELECT 1")]);
