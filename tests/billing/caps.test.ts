@@ -1,5 +1,6 @@
 import { listEvents } from "@svc/store";
 import { accountWithKey, bearer, type TestKey } from "../support/fixtures";
+import { spacedNumbers } from "../support/live";
 import { startTestGateway, type TestGateway } from "../support/gateway";
 
 let gw: TestGateway;
@@ -9,9 +10,7 @@ beforeAll(async () => {
 afterAll(async () => gw.close());
 afterEach(() => gw.setNow(null));
 
-let seq = 0;
-/** Distinct, non-consecutive numbers, so the enumeration guard stays out of the way. */
-const numbers = (n: number) => Array.from({ length: n }, () => `+1415555${String(1000 + (seq += 13) % 8999).padStart(4, "0")}`);
+const numbers = spacedNumbers(13);
 const post = (k: TestKey, n: number) => gw.http().post("/v1/lookup").set(bearer(k.key)).send({ numbers: numbers(n), checks: ["spam"], wait: 0 });
 const limits = async (k: TestKey) => (await gw.http().get("/v1/limits").set(bearer(k.key))).body;
 

@@ -3,7 +3,7 @@ import { startSimulator, type Simulator } from "@svc/vendor-simulator";
 import { accountWithKey, bearer, type TestKey } from "../support/fixtures";
 import { startService, type RunningService } from "../support/fleet";
 import { startTestGateway, type TestGateway } from "../support/gateway";
-import { eventually } from "../support/live";
+import { eventually, spacedNumbers } from "../support/live";
 import { deleteKeysUnder } from "../support/redis-keys";
 
 /**
@@ -46,8 +46,7 @@ afterAll(async () => {
   await gw?.close();
 });
 
-let seq = 0;
-const numbers = (n: number) => Array.from({ length: n }, () => `+1415555${String(1000 + ((seq += 3) % 8999)).padStart(4, "0")}`);
+const numbers = spacedNumbers(3);
 
 async function liveJob(k: TestKey, rows: number): Promise<string> {
   const created = await gw.http().post("/v1/jobs").set(bearer(k.key)).send({ numbers: numbers(rows), checks: ["whatsapp"] });

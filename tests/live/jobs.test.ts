@@ -9,7 +9,7 @@ import { CheckRunner, VendorHttpSource } from "@svc/sources";
 import { runJobChunk } from "../../services/check-worker/src/job-chunks";
 import { deleteKeysUnder } from "../support/redis-keys";
 import { startTestGateway, type TestGateway } from "../support/gateway";
-import { eventually } from "../support/live";
+import { eventually, spacedNumbers } from "../support/live";
 
 let gw: TestGateway;
 let sim: Simulator;
@@ -22,9 +22,7 @@ afterAll(async () => {
   await gw?.close();
 });
 
-let seq = 0;
-/** Distinct numbers, 3 apart (never 20 consecutive). */
-const numbers = (n: number) => Array.from({ length: n }, () => `+1415555${String(1000 + ((seq += 3) % 8999)).padStart(4, "0")}`);
+const numbers = spacedNumbers(3);
 const workerEnv = (extra: Record<string, string> = {}) => ({ VENDOR_PRIMARY_URL: sim.url, VENDOR_PRIMARY_KEY: "sim-key", VENDOR_RETRIES: "0", JOB_LOCK_MS: "1500", CHUNK_STALE_MS: "1000", SWEEP_INTERVAL_MS: "500", WORK_LEASE_MS: "3000", WORK_LEASE_RENEW_MS: "1000", ...extra });
 const ledgerEnv = { SWEEP_INTERVAL_MS: "500", JOB_LOCK_MS: "1500" };
 

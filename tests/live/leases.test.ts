@@ -15,7 +15,7 @@ import { sweepReservations } from "../../services/billing-ledger/src/settle";
 import { accountWithKey, bearer, type TestKey } from "../support/fixtures";
 import { startTestGateway, type TestGateway } from "../support/gateway";
 import { deleteKeysUnder } from "../support/redis-keys";
-import { eventually } from "../support/live";
+import { eventually, spacedNumbers } from "../support/live";
 
 /**
  * Leases against the real Postgres and Redis, with the worker's attempts run in
@@ -41,9 +41,7 @@ afterAll(async () => {
 beforeEach(() => Object.assign(sim.settings, { latencyMs: 0, failureRate: 0, outage: false, hang: false }));
 
 const cacheSecret = "cache-secret-for-the-lease-tests-0123456789";
-let seq = 0;
-/** Distinct numbers (never answered from the cache), 7 apart. */
-const numbers = (n: number) => Array.from({ length: n }, () => `+1415555${String(1000 + ((seq += 7) % 8999)).padStart(4, "0")}`);
+const numbers = spacedNumbers(7);
 
 /** Deps whose renewals the test can wait for. */
 function leased(leaseMs: number, renewEveryMs: number) {

@@ -37,3 +37,12 @@ export async function eventually<T>(probe: () => Promise<T | undefined | null | 
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/**
+ * A source of distinct US numbers `step` apart (never 20 consecutive, so the
+ * enumeration guard stays out of the way; fresh within a file, so never cached).
+ */
+export function spacedNumbers(step: number): (n: number) => string[] {
+  let seq = 0;
+  return (n) => Array.from({ length: n }, () => `+1415555${String(1000 + ((seq += step) % 8999)).padStart(4, "0")}`);
+}
