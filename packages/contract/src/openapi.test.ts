@@ -1,6 +1,8 @@
 import { spawnSync } from "node:child_process";
 import { pathToFileURL } from "node:url";
-import { buildOpenApi } from "./openapi";
+import Ajv2020 from "ajv/dist/2020";
+import { ERROR_CODE_LIST } from "./error-codes";
+import { buildOpenApi, OPEN_ENUM_KEYWORD } from "./openapi";
 import { ROUTES, type RouteDef } from "./routes";
 import { EVENT_TYPES } from "./schemas/webhooks";
 
@@ -71,6 +73,62 @@ function validateWithOfficialSchema(document: unknown): { valid: boolean; versio
   const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], { input: JSON.stringify(document), encoding: "utf8", timeout: 20_000 });
   if (run.status !== 0) throw new Error(`validator process failed (${run.status}): ${run.stderr}`);
   return JSON.parse(run.stdout);
+}
+
+type LintProblem = { ruleId: string; severity: string; message: string; pointer: string };
+
+/**
+ * Lints `document` with Redocly's own engine (@redocly/openapi-core, the library behind
+ * `redocly lint`) and its `recommended` ruleset. ESM only, so in a child Node process.
+ */
+function lintWithRedocly(document: unknown): LintProblem[] {
+  const entry = pathToFileURL(require.resolve("@redocly/openapi-core")).href;
+  const script = `
+    import { createConfig, lintFromString } from ${JSON.stringify(entry)};
+    let input = "";
+    for await (const chunk of process.stdin) input += chunk;
+    const config = await createConfig({ extends: ["recommended"] });
+    const problems = await lintFromString({ source: input, absoluteRef: "/openapi.json", config });
+    process.stdout.write(JSON.stringify(problems.map((p) => ({ ruleId: p.ruleId, severity: p.severity, message: p.message, pointer: p.location?.[0]?.pointer ?? "" }))));
+  `;
+  const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], { input: JSON.stringify(document), encoding: "utf8", timeout: 60_000 });
+  if (run.status !== 0) throw new Error(`redocly lint process failed (${run.status}): ${run.stderr}`);
+  return JSON.parse(run.stdout) as LintProblem[];
+}
+
+/** Every schema object under `value` (following nothing), with its JSON path. */
+function schemasWithin(value: unknown, path: string, out: Array<{ at: string; schema: Json }> = []): Array<{ at: string; schema: Json }> {
+  if (Array.isArray(value)) value.forEach((v, i) => schemasWithin(v, `${path}/${i}`, out));
+  else if (value && typeof value === "object") {
+    out.push({ at: path, schema: value as Json });
+    for (const [k, v] of Object.entries(value)) schemasWithin(v, `${path}/${k}`, out);
+  }
+  return out;
+}
+
+/** Schemas of everything the API sends: response bodies, webhook payloads, and the components they reach. */
+function sentSchemas(document: Json): Array<{ at: string; schema: Json }> {
+  const roots: Array<{ at: string; schema: unknown }> = [];
+  for (const [path, item] of Object.entries(document.paths as Json)) {
+    for (const [method, operation] of Object.entries(item as Json)) {
+      for (const [status, response] of Object.entries((operation as Json).responses as Json)) {
+        for (const [type, media] of Object.entries(((response as Json).content ?? {}) as Json)) roots.push({ at: `${method} ${path} ${status} ${type}`, schema: (media as Json).schema });
+      }
+    }
+  }
+  for (const [type, item] of Object.entries(document.webhooks as Json)) roots.push({ at: `webhook ${type}`, schema: (item as Json).post.requestBody.content["application/json"].schema });
+  const names = new Set<string>();
+  const pending = collectRefs(roots.map((r) => r.schema)).map((r) => r.ref);
+  while (pending.length > 0) {
+    const name = /^#\/components\/schemas\/(.+)$/.exec(pending.pop() ?? "")?.[1];
+    if (!name || names.has(name)) continue;
+    names.add(name);
+    pending.push(...collectRefs(document.components.schemas[name]).map((r) => r.ref));
+  }
+  return [
+    ...roots.flatMap((r) => schemasWithin(r.schema, r.at)),
+    ...[...names].flatMap((name) => schemasWithin(document.components.schemas[name], `#/components/schemas/${name}`)),
+  ];
 }
 
 describe("buildOpenApi", () => {
@@ -206,6 +264,103 @@ describe("buildOpenApi", () => {
     ["get", "/v1/openapi.json"],
   ])("has the spec's endpoint %s %s", (method, path) => {
     expect(op(method, path)).toEqual(expect.objectContaining({ operationId: expect.any(String), responses: expect.any(Object) }));
+  });
+
+  it("gives every webhook an operationId and an empty security requirement (we call the customer; no key is sent)", () => {
+    const ids = new Set(ROUTES.map((r) => r.operationId));
+    for (const type of EVENT_TYPES) {
+      const post = doc.webhooks[type].post as Json;
+      expect([type, post.security]).toEqual([type, []]);
+      expect(post.operationId).toMatch(/^[a-z][A-Za-z0-9]*Event$/);
+      expect(ids.has(post.operationId)).toBe(false);
+      ids.add(post.operationId);
+    }
+  });
+
+  it("links the error codes page from the description and externalDocs", () => {
+    expect(doc.externalDocs).toEqual({ description: expect.any(String), url: `${BASE}/docs/errors` });
+    expect(doc.info.description).toContain(`(${BASE}/docs/errors)`);
+  });
+
+  describe("open enums (versioning: new codes and enum values are additive)", () => {
+    const sent = sentSchemas(doc);
+
+    it("no schema of a response or webhook payload closes a value set with enum", () => {
+      expect(sent.length).toBeGreaterThan(50);
+      expect(sent.filter(({ schema }) => "enum" in schema).map(({ at }) => at)).toEqual([]);
+    });
+
+    it("keeps the known values documented: error codes, statuses, check codes", () => {
+      const code = (schemas.Error as Json).properties.error.properties.code as Json;
+      expect(code.type).toBe("string");
+      expect(code[OPEN_ENUM_KEYWORD]).toEqual(ERROR_CODE_LIST);
+      const open = sent.filter(({ schema }) => Array.isArray(schema[OPEN_ENUM_KEYWORD]));
+      const where = (suffix: string) => open.find(({ at }) => at.endsWith(suffix))?.schema;
+      expect(where("/CheckResult/properties/status")?.[OPEN_ENUM_KEYWORD]).toEqual(expect.arrayContaining(["ok", "unknown", "unsupported_country"]));
+      expect(where("/CheckResult/properties/service")?.[OPEN_ENUM_KEYWORD]).toEqual(expect.arrayContaining(["number.spam", "whatsapp"]));
+      expect(where("/Job/properties/status")?.[OPEN_ENUM_KEYWORD]).toEqual(expect.arrayContaining(["completed", "failed", "cancelled"]));
+      expect(where("/Lookup/properties/status")?.[OPEN_ENUM_KEYWORD]).toEqual(["pending", "completed"]);
+      expect(where("/WebhookEndpoint/properties/status")?.[OPEN_ENUM_KEYWORD]).toEqual(["pending_verification", "active"]);
+      for (const { at, schema } of open) {
+        expect([at, schema.type]).toEqual([at, "string"]);
+        expect([at, schema.description]).toEqual([at, expect.stringContaining(`\`${schema[OPEN_ENUM_KEYWORD][0]}\``)]);
+      }
+    });
+
+    it("a client validating with the document accepts a code and a status added later", () => {
+      const ajv = new Ajv2020({ strict: false, allErrors: true });
+      ajv.addSchema({ $id: "doc", $defs: schemas }, "doc");
+      // The document's $refs point at #/components/schemas; serve them from $defs.
+      const rewrite = (value: unknown): unknown => JSON.parse(JSON.stringify(value).replaceAll("#/components/schemas/", "doc#/$defs/"));
+      for (const [name, schema] of Object.entries(schemas)) ajv.addSchema(rewrite(schema) as object, `c:${name}`);
+      const error = { error: { code: "brand_new_code", message: "m", status: 418, retryable: false, param: null, doc_url: "https://x.test/docs/errors#brand_new_code", request_id: "req_1" } };
+      expect(ajv.validate("c:Error", error)).toBe(true);
+      const result = { service: "number.future", status: "rate_capped", registered: null, attributes: null, cached: false, billed: false, checked_at: null };
+      expect(ajv.validate("c:CheckResult", result)).toBe(true);
+      // The same checks fail against a closed enum, which is what the document had before.
+      const closed = JSON.parse(JSON.stringify(schemas.Error)) as Json;
+      closed.properties.error.properties.code = { type: "string", enum: ERROR_CODE_LIST };
+      expect(ajv.validate(rewrite(closed) as object, error)).toBe(false);
+    });
+
+    it("request bodies and parameters still close their value sets (the gateway refuses unknown values)", () => {
+      const checks = (schemas.LookupRequest as Json).properties.checks.items as Json;
+      expect(checks.enum).toEqual(expect.arrayContaining(["number.spam", "spam"]));
+      const format = ((op("get", "/v1/jobs/{id}/download")?.parameters ?? []) as Json[]).find((p) => p.name === "format");
+      expect(format?.schema.enum).toEqual(["csv", "ndjson"]);
+    });
+  });
+
+  describe("Redocly lint, recommended rules", () => {
+    /**
+     * Warnings we accept, each for a reason; anything else (and every error) fails.
+     * - info-license: a commercial API; the description is not published under a licence.
+     * - no-server-example.com: docs/openapi.json is built for a placeholder host; the
+     *   gateway serves the document with its own PUBLIC_BASE_URL.
+     * - operation-4xx-response on health (200 or 503) and the document itself (200): neither
+     *   answers a 4xx a client could act on.
+     */
+    const ACCEPTED = [
+      "info-license #/info",
+      "no-server-example.com #/servers/0/url",
+      "operation-4xx-response #/paths/~1v1~1health/get/responses",
+      "operation-4xx-response #/paths/~1v1~1openapi.json/get/responses",
+    ];
+    const problems = lintWithRedocly(buildOpenApi("https://api.example.com"));
+
+    it("finds no errors", () => {
+      expect(problems.filter((p) => p.severity === "error")).toEqual([]);
+    });
+
+    it("warns only about what we accept", () => {
+      expect(problems.map((p) => `${p.ruleId} ${p.pointer}`).sort()).toEqual(ACCEPTED.sort());
+    });
+
+    it("the linter does flag a webhook without security (so the checks above can fail)", () => {
+      const broken = JSON.parse(JSON.stringify(doc)) as Json;
+      delete broken.webhooks["job.completed"].post.security;
+      expect(lintWithRedocly(broken).filter((p) => p.severity === "error").map((p) => `${p.ruleId} ${p.pointer}`)).toEqual(["security-defined #/webhooks/job.completed/post"]);
+    });
   });
 
   describe("against the official OpenAPI 3.1 schema", () => {

@@ -112,6 +112,91 @@ function operation(route: RouteDef, components: Record<string, unknown>): Json {
   return op;
 }
 
+/** Shown by the reference at /docs beside each group of operations. */
+const TAG_DESCRIPTIONS: Record<string, string> = {
+  Lookups: "Real-time checks of up to 100 numbers and e-mail addresses, answered within `wait` seconds or polled.",
+  "Bulk jobs": "Up to 50,000 identifiers per job: estimate, create (JSON or CSV), follow progress, page through or download results.",
+  Account: "Balance, limits and usage of the account the key belongs to.",
+  Webhooks: "Webhook endpoints: where signed events are delivered (the events themselves are listed under Webhooks).",
+  Catalog: "The checks this API offers, with prices and coverage.",
+  Keys: "Personal test keys for people who solve a proof-of-work challenge.",
+  System: "Health and this document.",
+};
+
+/** The spec leaves this keyword to us: an open list of known values (Zalando's `x-extensible-enum`). */
+export const OPEN_ENUM_KEYWORD = "x-extensible-enum";
+
+/**
+ * What the API sends has open enums. The versioning rules make new error codes, new
+ * enum values (statuses, reasons, attributes) and new check codes additive, and tell
+ * clients to treat an unknown value as unknown; a closed `enum` in a response would
+ * make a generated client reject such a response. So every string `enum` reached from
+ * a response or a webhook payload becomes `type: string` with the known values kept
+ * in `x-extensible-enum` and in the description. Request schemas and parameters keep
+ * `enum`: the gateway refuses values it does not know. (docs/api-decisions.md)
+ */
+function openEnums(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(openEnums);
+  if (!value || typeof value !== "object") return value;
+  const src = value as Json;
+  const out: Json = {};
+  for (const [k, v] of Object.entries(src)) out[k] = k === "enum" ? v : openEnums(v);
+  const closed = Array.isArray(src.enum) && src.enum.length > 0 && src.enum.every((v) => typeof v === "string") && (src.type === undefined || src.type === "string");
+  const values = closed ? (src.enum as string[]) : (src[OPEN_ENUM_KEYWORD] as string[] | undefined);
+  if (!Array.isArray(values)) return out;
+  // Already open in its TypeBox source (the error code) or opened here: either way the
+  // known values are listed where a person reads them, too.
+  delete out.enum;
+  out.type = "string";
+  out[OPEN_ENUM_KEYWORD] = values;
+  const known = `Known values: ${values.map((v) => `\`${v}\``).join(", ")}.${closed ? " New values may be added within v1; treat an unknown one as unknown." : ""}`;
+  out.description = typeof src.description === "string" ? `${src.description} ${known}` : known;
+  return out;
+}
+
+/** Names of the components that `roots` reach through `$ref`, directly or through other components. */
+function reachableComponents(roots: unknown, components: Record<string, unknown>): Set<string> {
+  const seen = new Set<string>();
+  const walk = (value: unknown): void => {
+    if (Array.isArray(value)) return value.forEach(walk);
+    if (!value || typeof value !== "object") return;
+    for (const [k, v] of Object.entries(value as Json)) {
+      const name = k === "$ref" && typeof v === "string" ? /^#\/components\/schemas\/(.+)$/.exec(v)?.[1] : undefined;
+      if (name !== undefined) {
+        if (!seen.has(name)) {
+          seen.add(name);
+          walk(components[name]);
+        }
+      } else walk(v);
+    }
+  };
+  walk(roots);
+  return seen;
+}
+
+/** Opens the enums of response bodies, webhook payloads and every component they reach. */
+function openResponseEnums(paths: Json, webhooks: Json, components: Record<string, unknown>): void {
+  const sent: unknown[] = [];
+  for (const item of Object.values(paths) as Json[]) {
+    for (const op of Object.values(item) as Json[]) {
+      for (const response of Object.values(op.responses as Json) as Json[]) {
+        for (const media of Object.values((response.content ?? {}) as Json) as Json[]) {
+          media.schema = openEnums(media.schema);
+          sent.push(media.schema);
+        }
+      }
+    }
+  }
+  for (const item of Object.values(webhooks) as Json[]) {
+    const media = ((item.post as Json).requestBody as Json).content as Json;
+    for (const m of Object.values(media) as Json[]) {
+      m.schema = openEnums(m.schema);
+      sent.push(m.schema);
+    }
+  }
+  for (const name of reachableComponents(sent, components)) components[name] = openEnums(components[name]);
+}
+
 /**
  * The OpenAPI 3.1 document, built from the same route table and schemas the gateway
  * validates with. Decisions the spec leaves open are written into descriptions.
@@ -130,13 +215,21 @@ export function buildOpenApi(baseUrl: string): Json {
   for (const [type, schema] of Object.entries(EVENT_PAYLOADS)) {
     webhooks[type] = {
       post: {
+        // Names the handler a generated server stub gets: `lookup.completed` → `lookupCompletedEvent`.
+        operationId: `${type.replace(/[._]([a-z])/g, (_, c: string) => c.toUpperCase())}Event`,
         summary: `${type} event`,
         description: "Signed with Standard Webhooks headers `webhook-id`, `webhook-timestamp`, `webhook-signature`. Answer any 2xx within 10 seconds. Deduplicate on the event `id`.",
         requestBody: { content: { "application/json": { schema: convert(schema, components) } } },
         responses: { "2XX": { description: "Received." } },
+        // We call the customer's endpoint: no API key is sent; the signature authenticates us.
+        security: [],
       },
     };
   }
+  openResponseEnums(paths, webhooks, components);
+  const errorsPage = `${baseUrl}/docs/errors`;
+  const errorCode = (((components.Error as Json).properties as Json).error as Json).properties as Json;
+  errorCode.code = { ...(errorCode.code as Json), description: `${(errorCode.code as Json).description} What each one means: [Error codes](${errorsPage}).` };
   return {
     openapi: "3.1.0",
     info: {
@@ -146,12 +239,13 @@ export function buildOpenApi(baseUrl: string): Json {
         "Checks phone numbers and e-mail addresses: spam risk, reachability, WhatsApp and Signal registration, carrier, and mailbox existence.",
         "Money: US dollars; amounts are decimal strings with 2 to 6 fraction digits (`{\"amount\": \"0.0025\", \"currency\": \"USD\"}`); `max_cost.amount` also accepts a JSON number.",
         "Modes: keys `svc_test_…` (fixed data, never billed), `svc_live_…` and `svc_agent_…` (real checks, billed per conclusive answer). Test values: docs/test-mode.md.",
-        "Errors: every non-2xx response is `{error: {code, message, status, retryable, param, suggestion?, doc_url, request_id}}`.",
-        "Versioning: v1 in the path; additive changes only within v1. Deprecated operations answer with `Deprecation`, `Sunset` and `Link` headers.",
+        `Errors: every non-2xx response is \`{error: {code, message, status, retryable, param, suggestion?, doc_url, request_id}}\`; branch on \`code\`, falling back to the HTTP status for a code you do not know. Every code, its status, whether to retry and what to do: [Error codes](${errorsPage}).`,
+        "Versioning: v1 in the path; additive changes only within v1 (new endpoints, optional fields, response fields, error codes, enum values, check codes, event types). Enums in responses and events are open lists: their known values are documented, and a client treats an unknown one as unknown. Deprecated operations answer with `Deprecation`, `Sunset` and `Link` headers.",
       ].join("\n\n"),
     },
+    externalDocs: { description: "Error codes: status, retryability and what to do", url: errorsPage },
     servers: [{ url: baseUrl }],
-    tags: [...new Set(ROUTES.map((r) => r.tag))].map((name) => ({ name })),
+    tags: [...new Set(ROUTES.map((r) => r.tag))].map((name) => (TAG_DESCRIPTIONS[name] ? { name, description: TAG_DESCRIPTIONS[name] } : { name })),
     paths,
     webhooks,
     components: {

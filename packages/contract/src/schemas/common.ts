@@ -38,7 +38,14 @@ export const MaxCost = Type.Object(
 export const ErrorSchema = Type.Object(
   {
     error: Type.Object({
-      code: Type.String({ enum: ERROR_CODE_LIST, description: "Stable code; branch on it. Unknown codes: fall back to the HTTP status." }),
+      // Open on purpose: new codes are an additive change within v1, so a closed `enum` would make
+      // clients generated from the document reject an error they could have handled by its status.
+      code: Type.String({
+        description:
+          "Stable code; branch on it. An open list: codes may be added within v1, so for a code you do not know fall back to the HTTP status.",
+        "x-extensible-enum": ERROR_CODE_LIST,
+        examples: ["invalid_request", "rate_limited"],
+      }),
       message: Type.String({ description: "Human text; wording may change; never echoes submitted values." }),
       status: Type.Integer(),
       retryable: Type.Boolean(),
