@@ -5,7 +5,7 @@ import { AccountSchema, LimitsSchema, UsageQuery, UsageSchema } from "./schemas/
 import { HealthSchema, ServiceListSchema, TestKeyChallengeSchema, TestKeyRequest, TestKeySchema } from "./schemas/catalog";
 import { DownloadQuery, EstimateSchema, JobRequest, JobSchema, ResultsPageSchema, ResultsQuery } from "./schemas/jobs";
 import { LookupRequest, LookupSchema, WaitQuery } from "./schemas/lookup";
-import { WebhookEndpointCreate, WebhookEndpointListSchema, WebhookEndpointSchema, WebhookEndpointUpdate } from "./schemas/webhooks";
+import { WebhookEndpointCreate, WebhookEndpointListSchema, WebhookEndpointSchema, WebhookEndpointUpdate, WebhookTestQueuedSchema } from "./schemas/webhooks";
 
 export const ONE_MB = 1024 * 1024;
 
@@ -264,7 +264,7 @@ export const ROUTES: RouteDef[] = [
     auth: "key",
     scopes: ["webhooks:manage"],
     query: Empty,
-    responses: { 202: { description: "Queued.", schema: Type.Object({ object: Type.Literal("event"), id: Type.String({ pattern: "^evt_" }), type: Type.Literal("webhook.test") }) } },
+    responses: { 202: { description: "Queued.", schema: WebhookTestQueuedSchema } },
     errors: [...AUTH_ERRORS, "not_found"],
   },
   {

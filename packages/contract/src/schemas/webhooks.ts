@@ -1,5 +1,5 @@
-import { Type } from "@sinclair/typebox";
-import { Nullable } from "./common";
+import { Type, type TObject, type TSchema } from "@sinclair/typebox";
+import { MoneySchema, Nullable } from "./common";
 
 export const EVENT_TYPES = [
   "lookup.completed",
@@ -53,7 +53,10 @@ export const WebhookEndpointListSchema = Type.Object(
   { $id: "WebhookEndpointList" },
 );
 
-export const EventEnvelope = (type: string, data: ReturnType<typeof Type.Object>) =>
+/** 202 answer of POST /v1/webhook_endpoints/{id}/test. */
+export const WebhookTestQueuedSchema = Type.Object({ object: Type.Literal("event"), id: Type.String({ pattern: "^evt_" }), type: Type.Literal("webhook.test") });
+
+export const EventEnvelope = <T extends string, D extends TSchema>(type: T, data: D) =>
   Type.Object({
     type: Type.Literal(type),
     id: Type.String({ pattern: "^evt_" }),
@@ -65,7 +68,7 @@ export const EventEnvelope = (type: string, data: ReturnType<typeof Type.Object>
 const ProgressData = Type.Object({ total: Type.Integer(), checks_total: Type.Integer(), done: Type.Integer(), conclusive: Type.Integer(), non_billable: Type.Integer() });
 
 /** Payloads of every event type. None carries a phone number or e-mail address. */
-export const EVENT_PAYLOADS: Record<(typeof EVENT_TYPES)[number], ReturnType<typeof EventEnvelope>> = {
+export const EVENT_PAYLOADS = {
   "lookup.completed": EventEnvelope(
     "lookup.completed",
     Type.Object({
@@ -97,7 +100,7 @@ export const EVENT_PAYLOADS: Record<(typeof EVENT_TYPES)[number], ReturnType<typ
   ),
   "balance.low": EventEnvelope(
     "balance.low",
-    Type.Object({ object: Type.Literal("account"), balance: Type.Ref("Money"), threshold: Type.Ref("Money") }),
+    Type.Object({ object: Type.Literal("account"), balance: Type.Ref(MoneySchema), threshold: Type.Ref(MoneySchema) }),
   ),
   "limits.cap_reached": EventEnvelope(
     "limits.cap_reached",
@@ -117,4 +120,4 @@ export const EVENT_PAYLOADS: Record<(typeof EVENT_TYPES)[number], ReturnType<typ
     "webhook.test",
     Type.Object({ object: Type.Literal("webhook_endpoint"), id: Type.String(), message: Type.String() }),
   ),
-};
+} satisfies Record<(typeof EVENT_TYPES)[number], TObject>;
