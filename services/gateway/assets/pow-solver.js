@@ -1,5 +1,7 @@
-// Proof-of-work solver for GET /v1/test-keys/challenge, shared by the browser page
-// and the test suite (which checks it against Node's SHA-256 and the server).
+// Proof-of-work solver for GET /v1/test-keys/challenge: find a nonce such that
+// SHA-256("<challenge>:<nonce>") starts with `difficulty` zero bits. Loaded by the
+// worker (pow-worker.js, which hashes with crypto.subtle), by the page as its fallback,
+// and by the test suite (which checks the hash against Node's SHA-256 and the server).
 (function (root) {
   "use strict";
   var K = new Uint32Array([
@@ -11,6 +13,7 @@
     0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2]);
   var W = new Uint32Array(64);
   // SHA-256 of an ASCII string; returns the first 32-bit word (enough for up to 32 bits of difficulty).
+  // Used where crypto.subtle is missing (a page served over plain HTTP from another host).
   function sha256FirstWord(s) {
     var n = s.length, blocks = ((n + 8) >> 6) + 1, words = new Uint32Array(blocks * 16), i;
     for (i = 0; i < n; i++) words[i >> 2] |= s.charCodeAt(i) << (24 - (i & 3) * 8);
@@ -38,6 +41,7 @@
     }
     return h0 >>> 0;
   }
+  // Synchronous: for tests and tools only; it blocks whatever thread runs it.
   function solve(challenge, difficulty) {
     var limit = difficulty >= 32 ? 1 : Math.pow(2, 32 - difficulty);
     for (var i = 0; ; i++) {
@@ -45,7 +49,65 @@
       if (sha256FirstWord(challenge + ":" + nonce) < limit) return nonce;
     }
   }
-  var api = { sha256FirstWord: sha256FirstWord, solve: solve };
+  // Leading zero bits of a digest, counted as the server counts them.
+  function leadingZeroBits(bytes) {
+    var bits = 0;
+    for (var i = 0; i < bytes.length; i++) {
+      if (bytes[i] === 0) { bits += 8; continue; }
+      return bits + Math.clz32(bytes[i]) - 24;
+    }
+    return bits;
+  }
+  /**
+   * Asynchronous solver. Tries nonces start, start+step, start+2*step, … (base 36), so
+   * several workers can share the search. With `options.subtle` (crypto.subtle) it hashes
+   * `batch` candidates at once with SHA-256 digests that resolve off this thread; without
+   * it, the JavaScript hash above runs in slices. Between batches it awaits, so the thread
+   * stays free for messages (a stop) and, on a page, for rendering.
+   * options: { subtle, start = 0, step = 1, batch = 256, onProgress(attempts), shouldStop() }
+   * Resolves to { nonce, attempts }, or to null when shouldStop() said so.
+   */
+  function solveAsync(challenge, difficulty, options) {
+    options = options || {};
+    var subtle = options.subtle || null;
+    // The JavaScript hash needs bigger slices: each timer between them costs a few milliseconds.
+    var step = options.step || 1, next = options.start || 0, batch = options.batch || (subtle ? 256 : 4096);
+    var attempts = 0;
+    var prefix = challenge + ":";
+    var limit = difficulty >= 32 ? 1 : Math.pow(2, 32 - difficulty);
+    var bytes = new Uint8Array(prefix.length + 16);
+    for (var p = 0; p < prefix.length; p++) bytes[p] = prefix.charCodeAt(p);
+
+    function digestOf(nonce) {
+      for (var i = 0; i < nonce.length; i++) bytes[prefix.length + i] = nonce.charCodeAt(i);
+      // digest() copies its input before it returns, so one buffer serves every candidate.
+      return subtle.digest("SHA-256", bytes.subarray(0, prefix.length + nonce.length));
+    }
+    function round() {
+      if (options.shouldStop && options.shouldStop()) return Promise.resolve(null);
+      var nonces = [];
+      for (var i = 0; i < batch; i++, next += step) nonces.push(next.toString(36));
+      var checked;
+      if (subtle) {
+        checked = Promise.all(nonces.map(digestOf)).then(function (digests) {
+          for (var j = 0; j < digests.length; j++) if (leadingZeroBits(new Uint8Array(digests[j])) >= difficulty) return j;
+          return -1;
+        });
+      } else {
+        var found = -1;
+        for (var j = 0; j < nonces.length && found < 0; j++) if (sha256FirstWord(prefix + nonces[j]) < limit) found = j;
+        // A timer, not a microtask, so the thread really gets to handle what is waiting.
+        checked = new Promise(function (resolve) { setTimeout(resolve, 0, found); });
+      }
+      return checked.then(function (j) {
+        attempts += j < 0 ? nonces.length : j + 1;
+        if (options.onProgress) options.onProgress(attempts);
+        return j < 0 ? round() : { nonce: nonces[j], attempts: attempts };
+      });
+    }
+    return round();
+  }
+  var api = { sha256FirstWord: sha256FirstWord, solve: solve, solveAsync: solveAsync, leadingZeroBits: leadingZeroBits };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.PowSolver = api;
 })(typeof self !== "undefined" ? self : this);

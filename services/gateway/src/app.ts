@@ -10,7 +10,7 @@ import { healthHandler, openApiHandler } from "./handlers/system";
 import { createLookupHandler } from "./lookups/create-lookup";
 import { getLookupHandler } from "./lookups/get-lookup";
 import { challengeHandler, createTestKeyHandler, testKeyNetworkLimit } from "./test-keys/create-test-key";
-import { errorsPage, testKeyPage } from "./pages/pages";
+import { errorsPage, referencePage, testKeyPage } from "./pages/pages";
 import { createJobHandler, estimateJobHandler } from "./jobs/create-job";
 import { deleteJobHandler, getJobHandler } from "./jobs/read-job";
 import { listJobResultsHandler } from "./jobs/results";
@@ -64,7 +64,12 @@ export function createApp(deps: Deps, extra: { routes?: typeof ROUTES; handlers?
   app.get("/get-test-key", testKey.page);
   app.get("/get-test-key.js", testKey.script);
   app.get("/get-test-key/pow-solver.js", testKey.solver);
+  app.get("/get-test-key/pow-worker.js", testKey.worker);
+  app.get("/get-test-key.css", testKey.stylesheet);
+  const reference = referencePage(deps);
+  app.get("/docs", reference.page);
   app.get("/docs/errors", errorsPage());
+  app.get("/docs/assets/:name", reference.asset);
   app.post("/v1/test-keys", testKeyNetworkLimit(deps));
 
   const renderError = (req: Request, err: ApiError): Reply => ({

@@ -1,0 +1,26 @@
+// Mounts the API reference (Scalar's standalone bundle, served by the gateway itself) on
+// the one OpenAPI document. Everything that would reach a third party is switched off:
+// fonts (system fonts instead), telemetry, the AI agent and MCP generator, the developer
+// toolbar and the request client (it would send keys through Scalar's proxy), so the
+// page's CSP names no host but our own.
+(function () {
+  "use strict";
+  // Not id="api-reference" nor data-url: the bundle would mount a second, default reference there.
+  var mount = document.getElementById("reference");
+  window.Scalar.createApiReference(mount, {
+    url: mount.getAttribute("data-document"),
+    withDefaultFonts: false,
+    telemetry: false,
+    agent: { disabled: true },
+    mcp: { disabled: true },
+    showDeveloperTools: "never",
+    hideClientButton: true,
+    hideTestRequestButton: true,
+    documentDownloadType: "json",
+    defaultOpenAllTags: true,
+    showOperationId: true,
+    // Stable anchors: #<operationId> for operations, #webhook-<event> for events.
+    generateOperationSlug: function (op) { return op.operationId || (op.method + "-" + op.path); },
+    generateWebhookSlug: function (hook) { return "webhook-" + hook.name; },
+  });
+})();
