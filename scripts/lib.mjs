@@ -30,6 +30,41 @@ export function installIfNeeded() {
   return true;
 }
 
+/**
+ * The browser tests drive Debian's Chromium (never a browser a test tool downloads). When it
+ * is missing, install it with apt-get, as `npm install` is run when node_modules is; when it
+ * cannot be installed, stop with a message that says how: browser tests are never skipped.
+ * Returns the executable's path (CHROMIUM_PATH, default /usr/bin/chromium).
+ */
+export function ensureChromium() {
+  const chromium = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+  if (existsSync(chromium)) return chromium;
+  const fail = (why) => {
+    process.stderr.write(
+      `\nThe browser tests need Chromium at ${chromium}, and it could not be installed: ${why}.\n` +
+        "Install Debian's package (as root: apt-get update && apt-get install -y chromium), or set CHROMIUM_PATH to a Chromium executable.\n" +
+        "The browser tests are part of the suite and are not skipped.\n",
+    );
+    process.exit(1);
+  };
+  if (process.env.CHROMIUM_PATH) fail("CHROMIUM_PATH points at a file that does not exist");
+  if (process.platform !== "linux") fail(`automatic install is only done on Debian-like Linux (this is ${process.platform})`);
+  const found = (cmd) => spawnSync("sh", ["-c", `command -v ${cmd}`], { stdio: "ignore" }).status === 0;
+  if (!found("apt-get")) fail("apt-get is not available on this machine");
+  const asRoot = process.getuid?.() === 0 ? [] : found("sudo") ? ["sudo", "-n"] : null;
+  if (!asRoot) fail("installing needs root (or password-less sudo)");
+  step("Installing Chromium for the browser tests (apt-get install chromium)");
+  const apt = (...args) => {
+    const [cmd, ...rest] = [...asRoot, "apt-get", ...args];
+    return spawnSync(cmd, rest, { cwd: ROOT, stdio: "inherit", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } }).status === 0;
+  };
+  // A fresh machine may have no package lists yet; refresh them only when the install needs it.
+  const installed = apt("install", "-y", "chromium") || (apt("update") && apt("install", "-y", "chromium"));
+  if (!installed) fail("apt-get install -y chromium failed (see its output above)");
+  if (!existsSync(chromium)) fail("apt-get installed the package but the executable is not there");
+  return chromium;
+}
+
 export function build() {
   step("Building (prisma generate + turbo run build)");
   run(npmCmd, ["run", "--silent", "build"], { env: { ...process.env, TURBO_TELEMETRY_DISABLED: "1" } });

@@ -1,10 +1,11 @@
 #!/usr/bin/env node
-// `npm test`: the whole suite on a fresh clone — install if needed, build (fleet
-// tests run the built services as real processes), then jest against the local
-// Postgres and Redis. Extra arguments go to jest.
-import { build, installIfNeeded, run, step } from "./lib.mjs";
+// `npm test`: the whole suite on a fresh clone — install if needed (npm packages, and
+// Debian's Chromium for the browser tests), build (fleet tests run the built services as
+// real processes), then jest against the local Postgres and Redis. Extra arguments go to jest.
+import { build, ensureChromium, installIfNeeded, run, step } from "./lib.mjs";
 
 installIfNeeded();
+const chromium = ensureChromium();
 build();
 step("Running the test suite (jest)");
-run(process.execPath, ["node_modules/jest/bin/jest.js", ...process.argv.slice(2)], { env: { ...process.env, TURBO_TELEMETRY_DISABLED: "1" } });
+run(process.execPath, ["node_modules/jest/bin/jest.js", ...process.argv.slice(2)], { env: { ...process.env, TURBO_TELEMETRY_DISABLED: "1", CHROMIUM_PATH: chromium } });
