@@ -62,7 +62,8 @@ describe("/get-test-key in Chromium", () => {
     expect(await page.locator("#progress-bar").evaluate((el) => (el as HTMLProgressElement).value)).toBeGreaterThan(0);
 
     await page.click("#copy");
-    await expect(page.locator("#copy-status").innerText()).resolves.toBe("Copied to the clipboard.");
+    // The Clipboard API answers asynchronously: wait for the page to say it is done.
+    await page.locator("#copy-status", { hasText: "Copied to the clipboard." }).waitFor({ timeout: 5_000 });
     await expect(page.evaluate(() => navigator.clipboard.readText())).resolves.toBe(shown);
 
     expect(foreign).toEqual([]);
@@ -104,9 +105,12 @@ describe("/get-test-key in Chromium", () => {
           }, 50);
         }),
     );
-    expect(seen.frames).toBeGreaterThan(20);
-    expect(seen.maxFrameGap).toBeLessThan(250);
-    expect(seen.maxTimerGap).toBeLessThan(250);
+    // Idle, this page draws 120 frames in the 2 s with gaps of 17 ms; on a CI machine whose two
+    // cores also run the other test file's browser, gaps up to ~270 ms were seen. The page this
+    // replaced drew none at all: its solver held the thread for the whole solve (minutes at 26 bits).
+    expect(seen.frames).toBeGreaterThan(30);
+    expect(seen.maxFrameGap).toBeLessThan(1000);
+    expect(seen.maxTimerGap).toBeLessThan(1000);
     // The progress moved on several times, and only forwards.
     const distinct = [...new Set(seen.counts)];
     expect(distinct.length).toBeGreaterThan(4);

@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { pathToFileURL } from "node:url";
 import Ajv2020 from "ajv/dist/2020";
+import addFormats from "ajv-formats";
 import { ERROR_CODE_LIST } from "./error-codes";
 import { buildOpenApi, OPEN_ENUM_KEYWORD } from "./openapi";
 import { ROUTES, type RouteDef } from "./routes";
@@ -309,6 +310,7 @@ describe("buildOpenApi", () => {
 
     it("a client validating with the document accepts a code and a status added later", () => {
       const ajv = new Ajv2020({ strict: false, allErrors: true });
+      addFormats(ajv);
       ajv.addSchema({ $id: "doc", $defs: schemas }, "doc");
       // The document's $refs point at #/components/schemas; serve them from $defs.
       const rewrite = (value: unknown): unknown => JSON.parse(JSON.stringify(value).replaceAll("#/components/schemas/", "doc#/$defs/"));
