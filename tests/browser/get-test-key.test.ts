@@ -70,6 +70,20 @@ describe("/get-test-key in Chromium", () => {
     expect(errors).toEqual([]);
   }, 60_000);
 
+  it("solves on the page itself when the worker cannot start", async () => {
+    const { page, errors } = await openForm(gw);
+    await page.route("**/get-test-key/pow-worker.js", (route) => route.fulfill({ status: 404, body: "" }));
+    const served: number[] = [];
+    page.on("response", (r) => { if (r.url().endsWith("/pow-worker.js")) served.push(r.status()); });
+    await page.click("#submit");
+    await page.locator("#key").waitFor({ timeout: 20_000 });
+    expect(await page.locator("#key").innerText()).toMatch(/^svc_test_/);
+    expect(await page.locator("#progress-text").innerText()).toMatch(/^Puzzle solved after/);
+    // The worker script was refused, so the page solved it.
+    expect(served).toEqual([404]);
+    expect(errors).toEqual([]);
+  }, 60_000);
+
   it("keeps the page responsive while it solves: frames and timers keep coming, the count goes up", async () => {
     const { page, errors } = await openForm(hard);
     await page.click("#submit");

@@ -91,10 +91,12 @@
     return new Promise(function (resolve, reject) {
       var attempts = workers.map(function () { return 0; });
       var total = function () { return attempts.reduce(function (a, b) { return a + b; }, 0); };
-      var finish = function () { workers.forEach(function (w) { w.terminate(); }); };
+      var settled = false;
+      var finish = function () { settled = true; workers.forEach(function (w) { w.terminate(); }); };
       workers.forEach(function (worker, i) {
         worker.onmessage = function (event) {
           var msg = event.data;
+          if (settled) return;
           if (msg.type === "progress") {
             attempts[i] = msg.attempts;
             showProgress(total(), expected, false);
@@ -108,10 +110,12 @@
             reject(new Error(msg.message));
           }
         };
+        // The worker could not load or run (blocked, offline, a browser without it): solve here.
         worker.onerror = function (event) {
           event.preventDefault();
+          if (settled) return;
           finish();
-          reject(new Error("the solver could not run"));
+          resolve(solveHere(challenge, difficulty, expected));
         };
         worker.postMessage({ type: "solve", challenge: challenge, difficulty: difficulty, start: i, step: workers.length });
       });
