@@ -1,0 +1,51 @@
+import { API_KEY_ENV, BASE_URL_ENV } from "@svc/sdk";
+import { formatMicros, toMicros } from "./money.js";
+
+/** Above this maximum cost (USD) a paying tool call needs `confirm_max_cost`. */
+export const CONFIRM_ABOVE_ENV = "SVC_MCP_CONFIRM_ABOVE";
+export const DEFAULT_CONFIRM_ABOVE = "1.00";
+/** A paying tool call covering more numbers than this needs `confirm_max_cost`, whatever it costs (the spec's fixed rule). */
+export const CONFIRM_NUMBERS_ABOVE = 100;
+/** Bearer token the streamable HTTP transport requires. */
+export const HTTP_TOKEN_ENV = "SVC_MCP_HTTP_TOKEN";
+export const LOG_LEVEL_ENV = "SVC_MCP_LOG_LEVEL";
+
+/** What the key is, from its documented prefix (never the key itself). */
+export type KeyKind = "test" | "live" | "agent" | "unknown" | "none";
+
+export type LogLevel = "silent" | "error" | "warn" | "info" | "debug";
+const LEVELS: readonly LogLevel[] = ["silent", "error", "warn", "info", "debug"];
+
+export interface McpConfig {
+  /** Maximum cost, in micro-dollars, a paying call may reach without `confirm_max_cost`. */
+  confirmAboveMicros: bigint;
+  keyKind: KeyKind;
+  /** SVC_BASE_URL, else the SDK's default. */
+  baseUrl: string | undefined;
+  logLevel: LogLevel;
+}
+
+export class ConfigError extends Error {}
+
+/**
+ * Reads the environment once at start-up; a bad value stops the server with a
+ * message naming the variable (the key's value is never part of a message).
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): McpConfig {
+  const rawThreshold = env[CONFIRM_ABOVE_ENV]?.trim() || DEFAULT_CONFIRM_ABOVE;
+  const confirmAboveMicros = toMicros(rawThreshold);
+  if (confirmAboveMicros === null) throw new ConfigError(`${CONFIRM_ABOVE_ENV} must be an amount in USD with at most 6 decimals, e.g. 1.00`);
+  const level = (env[LOG_LEVEL_ENV]?.trim().toLowerCase() || "info") as LogLevel;
+  if (!LEVELS.includes(level)) throw new ConfigError(`${LOG_LEVEL_ENV} must be one of ${LEVELS.join(", ")}`);
+  return { confirmAboveMicros, keyKind: keyKindOf(env[API_KEY_ENV]), baseUrl: env[BASE_URL_ENV]?.trim() || undefined, logLevel: level };
+}
+
+/** test keys are priced at test prices (0); live and agent keys at live prices. */
+export function keyKindOf(key: string | undefined): KeyKind {
+  const k = key?.trim();
+  if (!k) return "none";
+  const m = /^svc_(test|live|agent)_/.exec(k);
+  return m ? (m[1] as KeyKind) : "unknown";
+}
+
+export const thresholdText = (config: McpConfig): string => formatMicros(config.confirmAboveMicros);

@@ -1,0 +1,400 @@
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { CallToolResult, ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import { SvcError, type Client, type Job, type Lookup, type ServiceList } from "@svc/sdk";
+import { z } from "zod";
+import { CONFIRM_NUMBERS_ABOVE, thresholdText, type McpConfig } from "./config.js";
+import { confirmationReasons, decide, type Assessment } from "./confirm.js";
+import { createJobOnce } from "./idempotency.js";
+import type { Log } from "./log.js";
+import { formatMicros, toMicros } from "./money.js";
+import { jobFinished, presentEstimate, presentJob, presentLookup, presentRow } from "./present.js";
+import { errorOf, errorResult, ok } from "./results.js";
+import { MCP_VERSION } from "./version.js";
+
+export interface ServerDeps {
+  config: McpConfig;
+  /** The API client; it holds the key (from SVC_API_KEY) and never shows it. */
+  client: Client;
+  log: Log;
+  /** Scrubs the key from any text leaving the process. */
+  redact: (text: string) => string;
+}
+
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+// --- Inputs -----------------------------------------------------------------
+
+const amount = z
+  .string()
+  .regex(/^(0|[1-9]\d{0,11})(\.\d{1,6})?$/, 'an amount in USD such as "1.20"')
+  .describe('Set only after the user approved the amount a previous call answered in confirmation_required (e.g. "1.20"): the call then proceeds only if its maximum possible cost is at most this, and the API refuses anything dearer.');
+const idempotencyKey = z
+  .string()
+  .min(1)
+  .max(255)
+  .regex(/^[\x20-\x7e]+$/, "printable ASCII")
+  .describe("Optional. The same key on a repeated call returns the first call's result instead of doing (and charging) it twice, for 24 hours.");
+const checks = z
+  .array(z.string().min(1).max(40))
+  .min(1)
+  .max(20)
+  .describe('Check codes or aliases, e.g. ["spam"], ["whatsapp", "carrier"], ["email"]; every check runs for every identifier of its input type. See list_services.');
+const numbersField = (max: number) => z.array(z.string().max(64)).max(max).optional().describe("Phone numbers with country code, e.g. \"+14155550123\".");
+const emailsField = (max: number) => z.array(z.string().max(320)).max(max).optional().describe("E-mail addresses (the check says whether the mailbox exists, nothing else).");
+const jobId = z.string().min(3).max(80).regex(/^job_/, "a job id (job_…)").describe("The job id (job_…).");
+
+// --- Outputs (loose: the API may add fields within v1) ------------------------
+
+const row = z.looseObject({ row: z.number(), kind: z.string(), checks: z.array(z.looseObject({ service: z.string(), status: z.string() })) });
+const lookupOut = {
+  lookup: z.looseObject({ id: z.string(), status: z.string(), livemode: z.boolean(), rows: z.array(row) }),
+  cost: z.object({ max_cost: z.string(), max_cost_sent: z.string(), confirmed: z.boolean(), currency: z.literal("USD") }),
+  replayed: z.boolean(),
+};
+const jobOut = z.looseObject({ id: z.string(), status: z.string(), finished: z.boolean(), progress: z.looseObject({ done: z.number(), checks_total: z.number(), percent: z.number() }), next: z.string() });
+const confirmationInfo = z.object({ required: z.boolean(), reasons: z.array(z.string()), confirm_max_cost: z.string().nullable(), threshold: z.string() });
+
+/** Guidance for the agent, sent once at initialisation. */
+function instructions(config: McpConfig): string {
+  return [
+    "Phone-number and e-mail validation API (spam risk, WhatsApp/carrier, mailbox exists).",
+    "Free: list_services, estimate_job, get_lookup, get_job, get_job_results, get_account.",
+    `Paying: lookup (up to 100 identifiers, answers now) and create_job (up to 50,000, runs in the background). Before sending, they compute the maximum possible cost; above ${thresholdText(config)} USD or over ${CONFIRM_NUMBERS_ABOVE} numbers they answer confirmation_required with the amount instead: ask the user, then repeat the same call with confirm_max_cost set to that amount.`,
+    "spend_cap_reached means this key can spend nothing more today (until 00:00 UTC): stop calling paying tools.",
+    "Errors come back as results with isError and error.code; only retry when error.retryable is true.",
+  ].join("\n");
+}
+
+/**
+ * The MCP server: one tool per thing an agent does with the API. Every paying tool
+ * goes through `decide` (see confirm.ts) before any request that can spend.
+ */
+export function createMcpServer(deps: ServerDeps): McpServer {
+  const { config, client, log, redact } = deps;
+  const server = new McpServer(
+    { name: "svc-mcp", title: "Phone and e-mail validation", version: MCP_VERSION },
+    // A job carries at most 50,000 identifiers; anything far larger is refused before it is parsed into tool arguments.
+    { instructions: instructions(config), capabilities: { tools: {}, logging: {} }, maxToolInputElements: 50_100 },
+  );
+
+  /** Registers a tool with the shared wrapper: errors become readable results, the key is scrubbed, one log line per call. */
+  function tool<I extends z.ZodRawShape, O extends z.ZodRawShape>(
+    name: string,
+    def: { title: string; description: string; input: I; output: O; readOnly: boolean; idempotent?: boolean },
+    run: (args: z.infer<z.ZodObject<I>>, extra: Extra) => Promise<CallToolResult>,
+  ): void {
+    server.registerTool(
+      name,
+      {
+        title: def.title,
+        description: def.description,
+        inputSchema: def.input,
+        // Loose at the top too: the API may add fields within v1, and clients validate what they get.
+        outputSchema: z.looseObject(def.output),
+        annotations: { title: def.title, readOnlyHint: def.readOnly, destructiveHint: false, idempotentHint: def.idempotent ?? def.readOnly, openWorldHint: true },
+      },
+      (async (args: z.infer<z.ZodObject<I>>, extra: Extra) => {
+        const started = Date.now();
+        let result: CallToolResult;
+        try {
+          result = await run(args, extra);
+        } catch (err) {
+          if (!(err instanceof SvcError)) log.error("tool failed", { tool: name, error: err instanceof Error ? `${err.name}: ${err.message}\n${err.stack ?? ""}` : String(err) });
+          result = errorResult(err, name);
+        }
+        const safe = JSON.parse(redact(JSON.stringify(result))) as CallToolResult;
+        const error = errorOf(safe);
+        log.info("tool call", { tool: name, outcome: safe.isError ? (error?.code ?? "error") : "ok", request_id: error?.request_id ?? undefined, ms: Date.now() - started });
+        return safe;
+      }) as never,
+    );
+  }
+
+  /** Catalog prices for the key's mode: test keys 0, live and agent keys the live price. */
+  const priceMode = (): "live" | "test" => (config.keyKind === "test" ? "test" : "live");
+
+  /**
+   * The maximum possible cost of a lookup, computed as the API computes what it
+   * reserves: for every check, every identifier of its input type (invalid and
+   * repeated ones included; they are released after) × the check's price for this
+   * account (GET /v1/services with the key). No estimate call: it needs jobs:write,
+   * which a lookup-only agent key does not have, and it applies job limits.
+   */
+  async function lookupAssessment(args: { numbers?: string[]; emails?: string[]; checks: string[] }, signal: AbortSignal): Promise<Assessment> {
+    const catalog: ServiceList = await client.services.list({ signal });
+    const byName = new Map<string, ServiceList["data"][number]>();
+    for (const s of catalog.data) for (const n of [s.code, ...s.aliases]) byName.set(n, s);
+    const numbers = args.numbers?.length ?? 0;
+    const emails = args.emails?.length ?? 0;
+    let micros = 0n;
+    let checksTotal = 0;
+    for (const name of args.checks) {
+      // A check the catalog does not list is refused by the API (invalid_request or service_disabled); max_cost bounds it regardless.
+      const service = byName.get(name);
+      if (!service) continue;
+      const count = service.input === "email" ? emails : numbers;
+      micros += BigInt(count) * (toMicros(service.prices[priceMode()].amount) ?? 0n);
+      checksTotal += count;
+    }
+    return { maxCostMicros: micros, numbers, emails, checksTotal, livemode: priceMode() === "live" };
+  }
+
+  tool(
+    "lookup",
+    {
+      title: "Look up phone numbers and e-mail addresses",
+      description:
+        "Checks up to 100 phone numbers and e-mail addresses now (spam reports, WhatsApp, carrier, mailbox exists…) and returns one row per identifier with every check's answer. " +
+        `Costs money with a live key (only conclusive answers are billed). Computes the maximum possible cost first: above ${thresholdText(config)} USD or over ${CONFIRM_NUMBERS_ABOVE} numbers it answers confirmation_required instead; repeat with confirm_max_cost after the user approves.`,
+      input: {
+        numbers: numbersField(100),
+        emails: emailsField(100),
+        checks,
+        wait: z.number().min(0).max(30).optional().describe("Seconds to wait for every answer (default 10). Slower answers leave the lookup pending: read it with get_lookup."),
+        confirm_max_cost: amount.optional(),
+        idempotency_key: idempotencyKey.optional(),
+      },
+      output: lookupOut,
+      readOnly: false,
+      idempotent: false,
+    },
+    async (args, extra) => {
+      const a = await lookupAssessment(args, extra.signal);
+      const d = decide("lookup", a, args.confirm_max_cost, config);
+      if (!d.proceed) return d.result;
+      const body = { numbers: args.numbers, emails: args.emails, checks: args.checks, wait: args.wait, max_cost: { amount: d.maxCost } };
+      try {
+        const res = await client.request<Lookup>("createLookup", { body, options: { idempotencyKey: args.idempotency_key, signal: extra.signal } });
+        return ok({ lookup: presentLookup(res.data), cost: { max_cost: formatMicros(a.maxCostMicros), max_cost_sent: d.maxCost, confirmed: d.confirmed, currency: "USD" }, replayed: res.replayed });
+      } catch (err) {
+        return errorResult(err, "lookup", { maxCostSent: d.maxCost });
+      }
+    },
+  );
+
+  tool(
+    "get_lookup",
+    {
+      title: "Read a lookup",
+      description: "Reads a lookup by id (lkp_…), waiting up to `wait` seconds for pending checks. Free. Inputs come back masked; e164/email unmasked.",
+      input: {
+        id: z.string().min(3).max(80).regex(/^lkp_/, "a lookup id (lkp_…)").describe("The lookup id (lkp_…)."),
+        wait: z.number().int().min(0).max(30).optional().describe("Seconds (0-30) to wait while checks are pending."),
+      },
+      output: { lookup: lookupOut.lookup },
+      readOnly: true,
+    },
+    async (args, extra) => ok({ lookup: presentLookup(await client.lookups.get(args.id, { wait: args.wait }, { signal: extra.signal })) }),
+  );
+
+  tool(
+    "estimate_job",
+    {
+      title: "Estimate a bulk job",
+      description:
+        "Counts a list (valid, invalid, duplicate, cached) and gives the maximum possible cost of create_job with the same arguments, and whether it would need confirmation. Free: stores and checks nothing.",
+      input: { numbers: numbersField(50_000), emails: emailsField(50_000), checks },
+      output: { estimate: z.looseObject({ max_cost: z.string(), checks_total: z.number() }), confirmation: confirmationInfo },
+      readOnly: true,
+    },
+    async (args, extra) => {
+      const e = await client.jobs.estimate({ numbers: args.numbers, emails: args.emails, checks: args.checks }, { signal: extra.signal });
+      const a = assessEstimate(e);
+      const reasons = confirmationReasons(a, config);
+      return ok({
+        estimate: presentEstimate(e),
+        confirmation: { required: reasons.length > 0, reasons, confirm_max_cost: reasons.length > 0 ? e.max_cost.amount : null, threshold: thresholdText(config) },
+      });
+    },
+  );
+
+  tool(
+    "create_job",
+    {
+      title: "Start a bulk job",
+      description:
+        "Starts a background job over up to 50,000 numbers and e-mail addresses; follow it with get_job and read answers with get_job_results. " +
+        `Reserves the maximum possible cost up front with a live key. Estimates first: above ${thresholdText(config)} USD or over ${CONFIRM_NUMBERS_ABOVE} numbers it answers confirmation_required instead; repeat with confirm_max_cost after the user approves. ` +
+        "Repeating the same call within 24 hours returns the same job (replayed: true), never a second charge; pass a new idempotency_key to run the same list again on purpose.",
+      input: {
+        numbers: numbersField(50_000),
+        emails: emailsField(50_000),
+        checks,
+        confirm_max_cost: amount.optional(),
+        idempotency_key: idempotencyKey.optional(),
+        webhook_endpoint_id: z.string().max(80).optional().describe("Optional verified webhook endpoint (we_…) to notify with job.completed."),
+      },
+      output: { job: jobOut, replayed: z.boolean(), idempotency_key: z.string().optional(), cost: z.object({ max_cost: z.string(), max_cost_sent: z.string(), confirmed: z.boolean(), currency: z.literal("USD") }) },
+      readOnly: false,
+      idempotent: true,
+    },
+    async (args, extra) => {
+      const list = { numbers: args.numbers, emails: args.emails, checks: args.checks };
+      // With confirm_max_cost the estimate carries it as max_cost: the API itself refuses a dearer list
+      // (cost_limit_exceeded) before anything is created, so the idempotency key is not spent on a refusal.
+      let e;
+      try {
+        e = await client.jobs.estimate(args.confirm_max_cost === undefined ? list : { ...list, max_cost: { amount: args.confirm_max_cost } }, { signal: extra.signal });
+      } catch (err) {
+        return errorResult(err, "create_job", { maxCostSent: args.confirm_max_cost ?? null });
+      }
+      const a = assessEstimate(e);
+      const d = decide("create_job", a, args.confirm_max_cost, config);
+      if (!d.proceed) return d.result;
+      const body: Record<string, unknown> = { ...list, max_cost: { amount: d.maxCost } };
+      if (args.webhook_endpoint_id !== undefined) body.webhook_endpoint_id = args.webhook_endpoint_id;
+      try {
+        const res = await createJobOnce(client, body, args.idempotency_key, extra.signal);
+        return ok({
+          job: presentJob(res.data),
+          replayed: res.replayed,
+          ...(res.idempotencyKey ? { idempotency_key: res.idempotencyKey } : {}),
+          cost: { max_cost: e.max_cost.amount, max_cost_sent: d.maxCost, confirmed: d.confirmed, currency: "USD" },
+        });
+      } catch (err) {
+        return errorResult(err, "create_job", { maxCostSent: d.maxCost });
+      }
+    },
+  );
+
+  tool(
+    "get_job",
+    {
+      title: "Read a job and its progress",
+      description:
+        "Status, progress (checks done of checks_total, percent) and cost of a job. With wait (1-30 s) it holds until the job finishes or the time is up, sending MCP progress notifications when the client asks for them. Free.",
+      input: { id: jobId, wait: z.number().int().min(0).max(30).optional().describe("Seconds (0-30) to wait for the job to finish.") },
+      output: { job: jobOut },
+      readOnly: true,
+    },
+    async (args, extra) => {
+      const token = extra._meta?.progressToken;
+      const wait = args.wait ?? 0;
+      if (wait === 0 || token === undefined) return ok({ job: presentJob(await client.jobs.get(args.id, { wait }, { signal: extra.signal })) });
+      // The API's long poll answers early only when the job is final; slices of a few seconds give the client progress on the way.
+      const deadline = Date.now() + wait * 1000;
+      let job: Job;
+      for (;;) {
+        const slice = Math.max(1, Math.min(5, Math.ceil((deadline - Date.now()) / 1000)));
+        job = await client.jobs.get(args.id, { wait: slice }, { signal: extra.signal });
+        const p = job.progress;
+        await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: p.done, total: p.checks_total, message: `${job.status}: ${p.done} of ${p.checks_total} checks` } });
+        if (jobFinished(job) || Date.now() >= deadline) break;
+      }
+      return ok({ job: presentJob(job) });
+    },
+  );
+
+  tool(
+    "get_job_results",
+    {
+      title: "Page through a job's results",
+      description:
+        "One page of a job's answers in input order (one row per identifier with every check). Pass next_cursor as `after` for the next page. Filters (status, registered) apply to one service (default: the job's first check). Free.",
+      input: {
+        id: jobId,
+        after: z.string().max(500).optional().describe("next_cursor of the previous page."),
+        limit: z.number().int().min(1).max(200).optional().describe("Rows per page, 1-200 (default 50)."),
+        service: z.string().max(40).optional().describe("Check the filters apply to (default: the job's first check)."),
+        status: z.string().max(40).optional().describe('Only rows whose `service` check has this status, e.g. "ok", "unknown".'),
+        registered: z.boolean().nullable().optional().describe("Only rows whose `service` answer is registered true / false / null (unknown)."),
+      },
+      output: { job_id: z.string(), rows: z.array(row), has_more: z.boolean(), next_cursor: z.string().nullable(), next: z.string().optional() },
+      readOnly: true,
+    },
+    async (args, extra) => {
+      const page = await client.jobs.resultsPage(
+        args.id,
+        { after: args.after, limit: args.limit ?? 50, service: args.service, status: args.status, registered: args.registered },
+        { signal: extra.signal },
+      );
+      return ok({
+        job_id: args.id,
+        rows: page.data.map(presentRow),
+        has_more: page.has_more,
+        next_cursor: page.next_cursor,
+        ...(page.has_more && page.next_cursor ? { next: `Call get_job_results with id "${args.id}" and after: "${page.next_cursor}" for the next page.` } : {}),
+      });
+    },
+  );
+
+  tool(
+    "get_account",
+    {
+      title: "Account balance and limits",
+      description: "Balance, reserved and available money, today's usage, and the limits that apply to this key: its daily spend cap (used and left), the account's caps, request rate and sizes. Free.",
+      input: {},
+      output: { account: z.looseObject({ balance: z.string(), available: z.string() }), limits: z.looseObject({}), key: z.object({ kind: z.string(), confirm_above: z.string() }) },
+      readOnly: true,
+    },
+    async (_args, extra) => {
+      const [acct, limits] = await Promise.all([client.account.get({ signal: extra.signal }), client.limits.get({ signal: extra.signal })]);
+      const cap = (c: { limit: { amount: string }; used: { amount: string }; resets_at: string } | null) =>
+        c ? { limit: c.limit.amount, used: c.used.amount, left: leftOf(c.limit.amount, c.used.amount), resets_at: c.resets_at } : null;
+      return ok({
+        account: {
+          id: acct.id,
+          name: acct.name,
+          livemode: acct.livemode,
+          balance: acct.balance.amount,
+          reserved: acct.reserved.amount,
+          available: acct.available.amount,
+          currency: "USD",
+          today: { ...acct.today, spend: acct.today.spend.amount },
+        },
+        limits: {
+          key_daily_spend_cap: cap(limits.key_daily_spend_cap),
+          account_daily_spend_cap: cap(limits.account_daily_spend_cap),
+          daily_identifiers_cap: limits.daily_identifiers_cap,
+          request_rate: limits.request_rate,
+          request_sizes: limits.request_sizes,
+        },
+        key: { kind: config.keyKind, confirm_above: thresholdText(config) },
+      });
+    },
+  );
+
+  tool(
+    "list_services",
+    {
+      title: "List the checks and prices",
+      description: "Every check this key may use (code, aliases, input type, real-time or bulk only, countries) with its price per conclusive answer for this key's mode (test keys: 0). Free.",
+      input: {},
+      output: { price_mode: z.string(), account_specific: z.boolean(), services: z.array(z.looseObject({ code: z.string(), price: z.string() })) },
+      readOnly: true,
+    },
+    async (_args, extra) => {
+      const list = await client.services.list({ signal: extra.signal });
+      const mode = priceMode();
+      return ok({
+        price_mode: mode,
+        account_specific: list.account_specific,
+        services: list.data.map((s) => ({
+          code: s.code,
+          aliases: s.aliases,
+          input: s.input,
+          realtime: s.realtime,
+          bulk: s.bulk,
+          price: s.prices[mode].amount,
+          currency: "USD",
+          countries: s.countries,
+          description: s.description,
+          attributes: s.attributes.map((a) => a.name),
+        })),
+      });
+    },
+  );
+
+  return server;
+}
+
+function assessEstimate(e: { max_cost: { amount: string }; numbers: { total: number }; emails: { total: number }; checks_total: number; livemode: boolean }): Assessment {
+  return { maxCostMicros: toMicros(e.max_cost.amount) ?? 0n, numbers: e.numbers.total, emails: e.emails.total, checksTotal: e.checks_total, livemode: e.livemode };
+}
+
+function leftOf(limit: string, used: string): string {
+  const l = toMicros(limit) ?? 0n;
+  const u = toMicros(used) ?? 0n;
+  return formatMicros(l > u ? l - u : 0n);
+}
