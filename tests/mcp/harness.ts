@@ -1,0 +1,108 @@
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { CallToolResult, Progress } from "@modelcontextprotocol/sdk/types.js";
+
+/** The built server, started exactly as an MCP client configuration starts it. */
+export const MCP_CLI = path.resolve(__dirname, "..", "..", "packages", "mcp", "dist", "cli.js");
+
+export type ToolAnswer = {
+  isError: boolean;
+  /** structuredContent on success; the parsed `{ error }` text on failure. */
+  data: Record<string, any>;
+  raw: CallToolResult;
+};
+
+export type McpSession = {
+  client: Client;
+  call(name: string, args?: Record<string, unknown>, options?: { onprogress?: (p: Progress) => void }): Promise<ToolAnswer>;
+  /** Everything the server wrote to stderr so far. */
+  stderr(): string;
+  /** Every text any tool result carried so far (for the key checks). */
+  transcript(): string;
+  close(): Promise<void>;
+};
+
+/**
+ * The official MCP client (`Client` + `StdioClientTransport`) spawning the built
+ * server as a child process with only the environment a client configuration
+ * would give it.
+ */
+export async function startMcp(env: Record<string, string>): Promise<McpSession> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [MCP_CLI],
+    env: { PATH: process.env.PATH ?? "", SVC_MCP_LOG_LEVEL: "debug", ...env },
+    stderr: "pipe",
+  });
+  let err = "";
+  transport.stderr?.on("data", (d: Buffer) => (err += d.toString()));
+  const client = new Client({ name: "svc-mcp-tests", version: "1.0.0" });
+  await client.connect(transport);
+  const texts: string[] = [];
+  return {
+    client,
+    async call(name, args = {}, options = {}) {
+      const raw = (await client.callTool({ name, arguments: args }, undefined, { onprogress: options.onprogress, timeout: 60_000 })) as CallToolResult;
+      texts.push(JSON.stringify(raw));
+      const text = raw.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+      let data: Record<string, any>;
+      if (!raw.isError) data = raw.structuredContent as Record<string, any>;
+      else {
+        try {
+          data = JSON.parse(text);
+        } catch {
+          data = { error: { code: "unparsed", message: text } };
+        }
+      }
+      return { isError: raw.isError === true, data, raw };
+    },
+    stderr: () => err,
+    transcript: () => texts.join("\n"),
+    close: () => client.close(),
+  };
+}
+
+export type Recorded = { method: string; path: string; headers: IncomingHttpHeaders; body: string };
+
+/**
+ * A plain HTTP relay in front of the real gateway that writes down what the MCP
+ * server sends (method, path, headers, body) and passes everything through
+ * unchanged: how a test sees the `max_cost` and Idempotency-Key a tool call put on
+ * the wire.
+ */
+export async function startRecorder(target: string): Promise<{ url: string; requests: Recorded[]; close(): Promise<void> }> {
+  const requests: Recorded[] = [];
+  const upstream = new URL(target);
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks);
+      requests.push({ method: req.method ?? "", path: req.url ?? "", headers: req.headers, body: body.toString("utf8") });
+      const out = httpRequest(
+        { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host } },
+        (up) => {
+          res.writeHead(up.statusCode ?? 502, up.headers);
+          up.pipe(res);
+        },
+      );
+      out.on("error", () => res.destroy());
+      out.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export const bodies = (requests: Recorded[], method: string, p: string) => requests.filter((r) => r.method === method && r.path.split("?")[0] === p).map((r) => JSON.parse(r.body));
