@@ -23,6 +23,9 @@ export interface ServerDeps {
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
+/** get_job with a progress token polls in slices this long, notifying between them. */
+const PROGRESS_SLICE_SECONDS = 2;
+
 // --- Inputs -----------------------------------------------------------------
 
 const amount = z
@@ -272,15 +275,18 @@ export function createMcpServer(deps: ServerDeps): McpServer {
       const token = extra._meta?.progressToken;
       const wait = args.wait ?? 0;
       if (wait === 0 || token === undefined) return ok({ job: presentJob(await client.jobs.get(args.id, { wait }, { signal: extra.signal })) });
-      // The API's long poll answers early only when the job is final; slices of a few seconds give the client progress on the way.
+      // The API's long poll answers early only when the job is final; slices of two seconds give the client
+      // progress on the way. A notification goes out only when another poll follows: one written right
+      // before the result is dropped by the v1 client, which dispatches notifications a tick after responses
+      // (modelcontextprotocol/typescript-sdk#2580), and the result carries the final progress anyway.
       const deadline = Date.now() + wait * 1000;
       let job: Job;
       for (;;) {
-        const slice = Math.max(1, Math.min(5, Math.ceil((deadline - Date.now()) / 1000)));
+        const slice = Math.max(1, Math.min(PROGRESS_SLICE_SECONDS, Math.ceil((deadline - Date.now()) / 1000)));
         job = await client.jobs.get(args.id, { wait: slice }, { signal: extra.signal });
+        if (jobFinished(job) || Date.now() >= deadline) break;
         const p = job.progress;
         await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: p.done, total: p.checks_total, message: `${job.status}: ${p.done} of ${p.checks_total} checks` } });
-        if (jobFinished(job) || Date.now() >= deadline) break;
       }
       return ok({ job: presentJob(job) });
     },
