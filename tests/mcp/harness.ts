@@ -73,15 +73,34 @@ export type Recorded = { method: string; path: string; headers: IncomingHttpHead
  * unchanged: how a test sees the `max_cost` and Idempotency-Key a tool call put on
  * the wire.
  */
-export async function startRecorder(target: string): Promise<{ url: string; requests: Recorded[]; close(): Promise<void> }> {
+export type Recorder = {
+  url: string;
+  requests: Recorded[];
+  /**
+   * Holds the next request to `method path` before passing it on: resolves `arrived`
+   * when it comes in; it goes on, unchanged, when `release()` is called. How a test
+   * makes something happen between the MCP server's decision and the API's answer.
+   */
+  hold(method: string, path: string): { arrived: Promise<void>; release(): void };
+  close(): Promise<void>;
+};
+
+export async function startRecorder(target: string): Promise<Recorder> {
   const requests: Recorded[] = [];
+  const holds: Array<{ method: string; path: string; arrive: () => void; released: Promise<void> }> = [];
   const upstream = new URL(target);
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
+    req.on("end", async () => {
       const body = Buffer.concat(chunks);
       requests.push({ method: req.method ?? "", path: req.url ?? "", headers: req.headers, body: body.toString("utf8") });
+      const i = holds.findIndex((h) => h.method === req.method && h.path === (req.url ?? "").split("?")[0]);
+      if (i >= 0) {
+        const [h] = holds.splice(i, 1);
+        h!.arrive();
+        await h!.released;
+      }
       const out = httpRequest(
         { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host } },
         (up) => {
@@ -97,6 +116,14 @@ export async function startRecorder(target: string): Promise<{ url: string; requ
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     requests,
+    hold(method, p) {
+      let arrive!: () => void;
+      let release!: () => void;
+      const arrived = new Promise<void>((r) => (arrive = r));
+      const released = new Promise<void>((r) => (release = r));
+      holds.push({ method, path: p, arrive, released });
+      return { arrived, release };
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

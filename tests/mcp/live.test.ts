@@ -3,7 +3,7 @@ import path from "node:path";
 import { reconcileAccount } from "@svc/store";
 import { startTestGateway, type TestGateway } from "../support/gateway";
 import { eventually, spacedNumbers, startLiveWorkers, type LiveWorkers } from "../support/live";
-import { bodies, startMcp, startRecorder, type McpSession } from "./harness";
+import { bodies, startMcp, startRecorder, type McpSession, type Recorder } from "./harness";
 
 /**
  * Money: the MCP server with live and agent keys at the real prices (number.spam
@@ -14,7 +14,7 @@ import { bodies, startMcp, startRecorder, type McpSession } from "./harness";
 const ADMIN = path.resolve(__dirname, "..", "..", "packages", "admin", "dist", "cli.js");
 let gw: TestGateway;
 let workers: LiveWorkers;
-let recorder: Awaited<ReturnType<typeof startRecorder>>;
+let recorder: Recorder;
 const sessions: McpSession[] = [];
 const numbers = spacedNumbers(11);
 
@@ -175,6 +175,54 @@ describe("create_job: the confirmation round trip at the default threshold", () 
     expect(Number(final.cost.charged)).toBeGreaterThan(0);
     expect(Number(final.cost.charged)).toBeLessThanOrEqual(1.1);
   }, 90_000);
+});
+
+describe("the API itself refuses anything dearer than the max_cost the server sent", () => {
+  /** The account's own price for a check, set with the operator CLI, and seen by the API before the test goes on. */
+  async function setPrice(accountId: string, key: string, check: string, amount: string) {
+    admin("price", "set", "--check", check, "--amount", amount, "--account", accountId);
+    await eventually(async () => {
+      const res = await fetch(`${gw.url}/v1/services`, { headers: { Authorization: `Bearer ${key}` } });
+      const body = (await res.json()) as { data: Array<{ code: string; prices: { live: { amount: string } } }> };
+      return body.data.find((s) => s.code === check)?.prices.live.amount === amount;
+    }, 10_000, "new price visible");
+  }
+
+  it("create_job: the price rises between the confirmed estimate and the creation → 402 cost_limit_exceeded as a tool error, no job, nothing reserved", async () => {
+    const agent = issue("agent", "10", AGENT_SCOPES);
+    const mcp = await mcpWith(agent.key);
+    const args = { numbers: numbers(100), checks: ["spam", "whatsapp", "carrier", "signal.registered"], confirm_max_cost: "1.10" };
+    const held = recorder.hold("POST", "/v1/jobs");
+    const call = mcp.call("create_job", args);
+    await held.arrived; // the server decided 1.10 fits (estimate at 0.002 for spam) and sent the job
+    await setPrice(agent.accountId, agent.key, "number.spam", "0.003"); // now 1.20
+    held.release();
+    const r = await call;
+    expect(r.isError).toBe(true);
+    expect(r.data.error).toMatchObject({ code: "cost_limit_exceeded", status: 402, param: "max_cost.amount", max_cost_sent: "1.10", request_id: expect.stringMatching(/^req_/) });
+    expect(r.data.error.message).toContain("(1.20 USD)");
+    expect(bodies(recorder.requests, "POST", "/v1/jobs")).toEqual([expect.objectContaining({ max_cost: { amount: "1.10" } })]);
+    expect((await gw.store.pool.query(`SELECT 1 FROM jobs WHERE account_id = $1`, [agent.accountId])).rowCount).toBe(0);
+    expect((await reconcileAccount(gw.store.pool, agent.accountId)).reservedMicros).toBe(0n);
+  });
+
+  it("lookup without confirmation: the price rises past the threshold after the server computed 0.20 → refused by the API at the threshold (1.00)", async () => {
+    const agent = issue("agent", "10", AGENT_SCOPES);
+    const mcp = await mcpWith(agent.key);
+    const held = recorder.hold("POST", "/v1/lookup");
+    const call = mcp.call("lookup", { numbers: numbers(100), checks: ["spam"] }); // 100 × 0.002 = 0.20: no confirmation needed
+    await held.arrived;
+    await setPrice(agent.accountId, agent.key, "number.spam", "0.02"); // now 2.00
+    held.release();
+    const r = await call;
+    expect(r.data.error).toMatchObject({ code: "cost_limit_exceeded", status: 402, max_cost_sent: "1.00" });
+    expect(r.data.error.message).toContain("without confirm_max_cost to get the current amount");
+    expect(bodies(recorder.requests, "POST", "/v1/lookup")).toEqual([expect.objectContaining({ max_cost: { amount: "1.00" } })]);
+
+    // Asked again, the server sees the new price and asks for confirmation of 2.00.
+    const again = await mcp.call("lookup", { numbers: numbers(100), checks: ["spam"] });
+    expect(again.data.error).toMatchObject({ code: "confirmation_required", max_cost: "2.00" });
+  });
 });
 
 describe("an agent key's daily spend cap", () => {
