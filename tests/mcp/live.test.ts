@@ -250,6 +250,30 @@ describe("an agent key's daily spend cap", () => {
   });
 });
 
+describe("a repeated create_job never charges twice", () => {
+  it("a refusal stored for the derived key (insufficient_balance) does not block the same call after a top-up; repeated again, it is the same job", async () => {
+    const agent = issue("agent", "0.10", AGENT_SCOPES);
+    const mcp = await mcpWith(agent.key);
+    const args = { numbers: numbers(50), checks: ["whatsapp"] }; // 0.20 USD
+    const refused = await mcp.call("create_job", args);
+    expect(refused.data.error).toMatchObject({ code: "insufficient_balance", status: 402 });
+
+    admin("balance", "topup", "--account", agent.accountId, "--amount", "1", "--reason", "test");
+    const created = await mcp.call("create_job", args);
+    expect(created.isError).toBe(false);
+    expect(created.data.replayed).toBe(false);
+    const again = await mcp.call("create_job", args);
+    expect(again.data).toMatchObject({ replayed: true, job: { id: created.data.job.id } });
+    expect((await gw.store.pool.query(`SELECT id FROM jobs WHERE account_id = $1`, [agent.accountId])).rows).toEqual([{ id: created.data.job.id }]);
+    // Every POST /v1/jobs went out under a key derived from the request, never a random one.
+    const keys = recorder.requests.filter((q) => q.method === "POST" && q.path === "/v1/jobs").map((q) => q.headers["idempotency-key"]);
+    expect(keys).toHaveLength(5); // refused; replayed refusal + created; replayed refusal + replayed job
+    expect(new Set(keys).size).toBe(2);
+    for (const k of keys) expect(k).toMatch(/^mcp-job-[0-9a-f]{48}$/);
+    await settled(agent.accountId);
+  });
+});
+
 describe("live keys", () => {
   it("work too, with a warning that an agent key is the safer choice; the key is never shown", async () => {
     const live = issue("live", "5");
