@@ -44,6 +44,18 @@ export class CacheInvalidator {
   private reload: NodeJS.Timeout | null = null;
   /** Generation of the load under way, 0 when none. */
   private loading = 0;
+  /**
+   * Statements on the listening connection run one after another, in the order
+   * they were asked for (a key's read must follow what was read before it); the
+   * chain does explicitly what pg's deprecated per-client queue did implicitly.
+   */
+  private tail: Promise<unknown> = Promise.resolve();
+
+  private inTurn<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.tail.then(work, work);
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
   /** Keys whose row is being read after a notification → announced again meanwhile. */
   private readonly settling = new Map<string, boolean>();
 
@@ -94,8 +106,8 @@ export class CacheInvalidator {
 
   /**
    * Reads the named key's row after its notification and records whether it is
-   * live. The read goes over the listening connection, behind everything already
-   * queued there, so it sees at least the change announced. If the key is announced
+   * live. The read goes over the listening connection, after everything already
+   * asked of it (inTurn), so it sees at least the change announced. If the key is announced
    * again while its read is out, that result may predate the newer change: it is
    * dropped (the key stays "maybe live") and the key is read again.
    */
@@ -107,7 +119,7 @@ export class CacheInvalidator {
       return;
     }
     this.settling.set(hex, false);
-    keyHashIsLive(client, Buffer.from(hex, "hex")).then(
+    this.inTurn(() => keyHashIsLive(client, Buffer.from(hex, "hex"))).then(
       (live) => {
         if (this.client !== client) return;
         const announcedAgain = this.settling.get(hex);
@@ -136,7 +148,8 @@ export class CacheInvalidator {
       let after: Buffer = Buffer.alloc(0);
       for (;;) {
         if (this.client !== client || !set.isCurrent(generation)) return;
-        const page = await liveKeyPrefixPage(client, after, LIVE_KEY_PAGE);
+        const from = after;
+        const page = await this.inTurn(() => liveKeyPrefixPage(client, from, LIVE_KEY_PAGE));
         if (page.count > 0) pages.push(page.prefixes);
         if (page.count < LIVE_KEY_PAGE || !page.last) break;
         after = page.last;
