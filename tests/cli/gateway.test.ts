@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -7,7 +8,7 @@ import { DEFAULT_SCOPES } from "@svc/domain";
 import { Client, type Estimate, type Job, type Lookup, type ResultRow, type Usage, type WebhookEndpoint } from "@svc/sdk";
 import { accountWithKey, type TestKey } from "../support/fixtures";
 import { startTestGateway, type TestGateway } from "../support/gateway";
-import { CONTROL, expectNoKey, parsed, svc, svcInTty, type Run } from "./run";
+import { CONTROL, parsed, SVC, svc, svcInTty, type Run } from "./run";
 
 /**
  * `svc` as a child process against the real gateway (a real HTTP server on loopback
@@ -178,6 +179,23 @@ describe("svc jobs", () => {
     expect(registered.stdout.trim().split("\n").map((l) => JSON.parse(l).e164)).toEqual(["+12025550101", "+12025550102", "+12025550103"]);
     const limited = ok(await run(["jobs", "results", job.id, "--json", "--limit", "2"]));
     expect(limited.stdout.trim().split("\n")).toHaveLength(2);
+    // A reader that stops early (`| head -n 1`) ends the output quietly: exit 0, no EPIPE trace.
+    const head = spawn(process.execPath, [SVC, "jobs", "results", job.id, "--json", "--page-size", "1"], { env: { PATH: process.env.PATH ?? "", SVC_API_KEY: k.key, SVC_BASE_URL: gw.url }, stdio: ["ignore", "pipe", "pipe"] });
+    let headErr = "";
+    head.stderr.on("data", (d: Buffer) => (headErr += d.toString("utf8")));
+    const firstLine = await new Promise<string>((resolve) => {
+      let buf = "";
+      head.stdout.on("data", (d: Buffer) => {
+        buf += d.toString("utf8");
+        if (buf.includes("\n")) {
+          head.stdout.destroy(); // the reader goes away, as head does
+          resolve(buf.split("\n")[0]!);
+        }
+      });
+    });
+    expect(JSON.parse(firstLine).row_no).toBe(1);
+    expect(await new Promise((resolve) => head.on("close", (code) => resolve(code)))).toBe(0);
+    expect(headErr).toBe("");
     const badFilter = await run(["jobs", "results", job.id, "--registered", "maybe"]);
     expect(badFilter.code).toBe(2);
     const notFound = await run(["jobs", "get", "job_doesNotExist"]);

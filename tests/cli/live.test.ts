@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -5,7 +6,7 @@ import { Client, type Job } from "@svc/sdk";
 import { accountWithKey, type TestKey } from "../support/fixtures";
 import { startTestGateway, type TestGateway } from "../support/gateway";
 import { eventually, spacedNumbers, startLiveWorkers, type LiveWorkers } from "../support/live";
-import { CONTROL, expectNoKey, parsed, svc, svcInTty } from "./run";
+import { CONTROL, expectNoKey, parsed, SVC, svc, svcInTty } from "./run";
 
 /**
  * `svc` on live jobs finished by a real check-worker and billing-ledger (vendor
@@ -89,6 +90,22 @@ describe("jobs create --wait and jobs watch on live jobs", () => {
     expect(watched.code).toBe(1);
     expect(watched.stdout).toMatch(/^status\s+cancelled$/m);
   }, 90_000);
+
+  it("Ctrl-C while waiting: exit 130, says how to pick it up again, and the job keeps running", async () => {
+    workers.sim.settings.latencyMs = 1_000;
+    const job = await api.jobs.create({ numbers: numbers(100), checks: ["whatsapp"] });
+    const child = spawn(process.execPath, [SVC, "jobs", "watch", job.id], { env: { PATH: process.env.PATH ?? "", SVC_API_KEY: k.key, SVC_BASE_URL: gw.url }, stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString("utf8")));
+    await eventually(async () => /job_\w+: (queued|running)/.test(stderr), 10_000, "watch started");
+    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+    child.kill("SIGINT");
+    expect(await exited).toBe(130);
+    expect(stderr).toContain(`Stopped waiting; ${job.id} keeps running. Follow it with: svc jobs watch ${job.id}`);
+    expect((await api.jobs.get(job.id)).status).toMatch(/^(queued|running)$/);
+    await api.jobs.cancel(job.id);
+    workers.sim.settings.latencyMs = 0;
+  }, 30_000);
 
   it("--max-cost below the job's maximum cost: the API refuses it (402 cost_limit_exceeded), exit 3", async () => {
     const r = await svc(["jobs", "create", listFile(50), "--checks", "whatsapp", "--max-cost", "0.000001"], { key: k.key, baseUrl: gw.url });

@@ -22,6 +22,14 @@ export async function waitWithProgress(client: Client, job: Job, opts: { progres
   };
   process.once("SIGINT", onSigint);
   let lastLine = 0;
+  const line = (j: Job) => {
+    const p = j.progress;
+    const pct = p.checks_total > 0 ? Math.floor((100 * p.done) / p.checks_total) : 0;
+    err(`${j.id}: ${j.status}, ${p.done}/${p.checks_total} checks (${pct} %)`);
+  };
+  // Off a terminal the first long poll may hold for 30 s: say where the job is now.
+  if (!bar && opts.progress) line(job);
+  lastLine = Date.now();
   try {
     const done = await client.jobs.waitForJob(job.id, {
       pollWaitSeconds: tty ? 1 : 30,
@@ -33,9 +41,7 @@ export async function waitWithProgress(client: Client, job: Job, opts: { progres
           const now = Date.now();
           if (now - lastLine >= 1000 || j.finished_at) {
             lastLine = now;
-            const p = j.progress;
-            const pct = p.checks_total > 0 ? Math.floor((100 * p.done) / p.checks_total) : 0;
-            err(`${j.id}: ${j.status}, ${p.done}/${p.checks_total} checks (${pct} %)`);
+            line(j);
           }
         }
       },
