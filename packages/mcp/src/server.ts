@@ -78,7 +78,7 @@ export function createMcpServer(deps: ServerDeps): McpServer {
   const server = new McpServer(
     { name: "svc-mcp", title: "Phone and e-mail validation", version: MCP_VERSION },
     // A job carries at most 50,000 identifiers; anything far larger is refused before it is parsed into tool arguments.
-    { instructions: instructions(config), capabilities: { tools: {}, logging: {} }, maxToolInputElements: 50_100 },
+    { instructions: instructions(config), capabilities: { tools: {} }, maxToolInputElements: 50_100 },
   );
 
   /** Registers a tool with the shared wrapper: errors become readable results, the key is scrubbed, one log line per call. */
@@ -103,12 +103,14 @@ export function createMcpServer(deps: ServerDeps): McpServer {
         try {
           result = await run(args, extra);
         } catch (err) {
-          if (!(err instanceof SvcError)) log.error("tool failed", { tool: name, error: err instanceof Error ? `${err.name}: ${err.message}\n${err.stack ?? ""}` : String(err) });
+          // A call the client cancelled gets no answer, and is no failure of ours: not logged as one.
+          if (!(err instanceof SvcError) && !extra.signal.aborted) log.error("tool failed", { tool: name, error: err instanceof Error ? `${err.name}: ${err.message}\n${err.stack ?? ""}` : String(err) });
           result = errorResult(err, name);
         }
         const safe = JSON.parse(redact(JSON.stringify(result))) as CallToolResult;
         const error = errorOf(safe);
-        log.info("tool call", { tool: name, outcome: safe.isError ? (error?.code ?? "error") : "ok", request_id: error?.request_id ?? undefined, ms: Date.now() - started });
+        const outcome = extra.signal.aborted ? "cancelled" : safe.isError ? (error?.code ?? "error") : "ok";
+        log.info("tool call", { tool: name, outcome, request_id: error?.request_id ?? undefined, ms: Date.now() - started });
         return safe;
       }) as never,
     );
