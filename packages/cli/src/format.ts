@@ -99,7 +99,7 @@ export function accountText(a: Account): string {
     ["reserved", money(a.reserved)],
     ["available", money(a.available)],
     ["low balance at", a.low_balance_threshold ? money(a.low_balance_threshold) : "not set"],
-    ["retention", `${a.retention_days} days`],
+    ["retention", `${a.retention_days} day${a.retention_days === 1 ? "" : "s"}`],
     [`today (${a.today.date})`, `${a.today.identifiers} identifiers, ${a.today.checks} checks, ${a.today.conclusive} conclusive, spent ${money(a.today.spend)}`],
   ]);
 }
