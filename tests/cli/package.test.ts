@@ -30,8 +30,8 @@ beforeAll(async () => {
 afterAll(async () => gw?.close());
 
 describe("the published package", () => {
-  it("ships the launcher, the bundle, README and CHANGELOG; installs nothing else (offline)", () => {
-    expect(packed.files.map((f) => f.path).sort()).toEqual(["CHANGELOG.md", "README.md", "bin/svc.js", "dist/svc.js", "package.json"]);
+  it("ships the launcher, the bundle, README, CHANGELOG and LICENSE; installs nothing else (offline)", () => {
+    expect(packed.files.map((f) => f.path).sort()).toEqual(["CHANGELOG.md", "LICENSE", "README.md", "bin/svc.js", "dist/svc.js", "package.json"]);
     expect(readdirSync(path.join(consumer, "node_modules")).filter((d) => !d.startsWith("."))).toEqual(["@svc"]);
     expect(readdirSync(path.join(consumer, "node_modules", "@svc"))).toEqual(["cli"]);
   });

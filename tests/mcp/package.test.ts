@@ -34,10 +34,10 @@ beforeAll(async () => {
 afterAll(async () => gw?.close());
 
 describe("the published package", () => {
-  it("ships the compiled server, its declarations, README and CHANGELOG; no sources, no build state", () => {
+  it("ships the compiled server, its declarations, README, CHANGELOG and LICENSE; no sources, no build state", () => {
     const files = packed.files.map((f) => f.path);
-    expect(files).toEqual(expect.arrayContaining(["package.json", "README.md", "CHANGELOG.md", "dist/cli.js", "dist/index.js", "dist/index.d.ts", "dist/server.js", "dist/confirm.js"]));
-    expect(files.filter((f) => !/^(dist\/[\w-]+\.(js|d\.ts)|package\.json|README\.md|CHANGELOG\.md)$/.test(f))).toEqual([]);
+    expect(files).toEqual(expect.arrayContaining(["package.json", "README.md", "CHANGELOG.md", "LICENSE", "dist/cli.js", "dist/index.js", "dist/index.d.ts", "dist/server.js", "dist/confirm.js"]));
+    expect(files.filter((f) => !/^(dist\/[\w-]+\.(js|d\.ts)|package\.json|README\.md|CHANGELOG\.md|LICENSE)$/.test(f))).toEqual([]);
     expect(packed.version).toMatch(/^\d+\.\d+\.\d+$/);
   });
 

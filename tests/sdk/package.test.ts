@@ -25,9 +25,9 @@ beforeAll(() => {
 }, 120_000);
 
 describe("the published package", () => {
-  it("ships only the bundles, one declaration file per module system, README and CHANGELOG", () => {
+  it("ships only the bundles, one declaration file per module system, README, CHANGELOG and LICENSE", () => {
     expect(packed.files.map((f) => f.path).sort()).toEqual(
-      ["CHANGELOG.md", "README.md", "dist/index.cjs", "dist/index.cjs.map", "dist/index.d.cts", "dist/index.d.mts", "dist/index.d.ts", "dist/index.mjs", "dist/index.mjs.map", "package.json"].sort(),
+      ["CHANGELOG.md", "LICENSE", "README.md", "dist/index.cjs", "dist/index.cjs.map", "dist/index.d.cts", "dist/index.d.mts", "dist/index.d.ts", "dist/index.mjs", "dist/index.mjs.map", "package.json"].sort(),
     );
   });
 
