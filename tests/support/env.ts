@@ -52,6 +52,8 @@ export function serviceEnv(env: TestEnv, extra: Record<string, string> = {}): Re
     CACHE_HASH_SECRET: `${env.keyHashSecret}-cache`,
     DATA_ENCRYPTION_KEY: createHash("sha256").update(`${env.keyHashSecret}-data`).digest("base64"),
     SHUTDOWN_TIMEOUT_MS: "10000",
+    // Off unless a test asks for it: services' default ports would collide between parallel test files.
+    METRICS_PORT: "0",
     ...extra,
   };
 }

@@ -27,3 +27,13 @@ export const workerEnv = (defaultConcurrency: number) => ({
    */
   JOB_LOCK_MS: Type.Integer({ minimum: 1_000, maximum: 600_000, default: 30_000 }),
 });
+
+/**
+ * The operations port (/metrics, /livez, /readyz), apart from the public API.
+ * Defaults: gateway 9464, check-worker 9465, billing-ledger 9466, webhook-dispatcher
+ * 9467, so a whole fleet runs on one host; 0 turns it off.
+ */
+export const opsEnv = (defaultPort: number) => ({
+  METRICS_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: defaultPort }),
+  METRICS_HOST: Type.String({ minLength: 1, default: "0.0.0.0" }),
+});

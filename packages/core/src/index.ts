@@ -2,3 +2,4 @@ export * from "./complete-test-lookup";
 export * from "./worker-service";
 export * from "./notify-dispatcher";
 export * from "./lease";
+export * from "./service-ops";

@@ -1,8 +1,9 @@
 import type { CommonEnv } from "@svc/config";
-import { createConsumer, createRedis, Producer, waitForRedis, type Handlers, type QueueName } from "@svc/queues";
+import { createConsumer, createRedis, Producer, waitForRedis, watchQueue, type Handlers, type QueueName } from "@svc/queues";
 import { createLogger, ShutdownManager, type Logger } from "@svc/runtime";
 import { createStore, type Store } from "@svc/store";
 import type { Redis } from "ioredis";
+import { startServiceOps } from "./service-ops";
 
 export type WorkerContext = {
   logger: Logger;
@@ -19,11 +20,13 @@ export type PeriodicTask = { name: string; everyMs: number; run: (ctx: WorkerCon
 export type WorkerServiceOptions<Q extends QueueName> = {
   name: string;
   queue: Q;
-  config: CommonEnv & { CONCURRENCY: number; JOB_LOCK_MS: number };
+  config: CommonEnv & { CONCURRENCY: number; JOB_LOCK_MS: number; METRICS_PORT: number; METRICS_HOST: string };
   handlers: (ctx: WorkerContext) => Handlers<Q>;
   periodic?: PeriodicTask[];
   /** Releases the service's own resources, after running jobs finished. */
   close?: () => Promise<void>;
+  /** Registers the service's own scrape-time gauges (called once, before consuming). */
+  metrics?: (ctx: WorkerContext) => void;
 };
 
 /**
@@ -59,6 +62,17 @@ export async function runWorkerService<Q extends QueueName>(opts: WorkerServiceO
     onError: (err) => logger.error({ err }, "worker error"),
   });
   worker.on("failed", (job, err) => logger.warn({ jobId: job?.id, job: job?.name, attempts: job?.attemptsMade, err }, "job failed"));
+  watchQueue(producer.queue(opts.queue), redis);
+  opts.metrics?.(ctx);
+  const ops = await startServiceOps({
+    service: opts.name,
+    config,
+    logger,
+    store,
+    redis: [redis, blocking],
+    checks: [{ name: "consumer", check: () => worker.isRunning() }],
+    draining: () => shutdown.isShuttingDown,
+  });
 
   const timers: NodeJS.Timeout[] = [];
   const running = new Set<Promise<void>>();
@@ -91,6 +105,7 @@ export async function runWorkerService<Q extends QueueName>(opts: WorkerServiceO
     await Promise.all([redis.quit().catch(() => undefined), blocking.quit().catch(() => undefined)]);
   });
   shutdown.register("close database", 50, () => store.close());
+  shutdown.register("close operations port", 60, () => ops.close());
 
   void worker.run();
   await worker.waitUntilReady();

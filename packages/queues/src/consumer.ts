@@ -1,6 +1,7 @@
 import { UnrecoverableError, Worker, type Job } from "bullmq";
 import Ajv from "ajv";
 import type { Redis } from "ioredis";
+import { metrics } from "@svc/telemetry";
 import { JOBS, type JobName, type JobPayload, type JobsOf, type QueueName } from "./catalog";
 
 const ajv = new Ajv({ allErrors: false, strict: false });
@@ -25,9 +26,19 @@ export function createConsumer<Q extends QueueName>(
     async (job: Job) => {
       const validate = validators.get(job.name);
       const handler = (handlers as Record<string, (p: unknown, j: Job) => Promise<void>>)[job.name];
-      // A payload that fails its schema is a programming error: fail it once, never retry.
-      if (!validate || !handler || !validate(job.data)) throw new UnrecoverableError(`invalid payload for job ${job.name}`);
-      await handler(job.data, job);
+      // Unknown names are counted under one word: a label never takes a value from outside the catalog.
+      const labels = { queue, name: handler ? job.name : "(unknown)" };
+      const started = process.hrtime.bigint();
+      let outcome = "error";
+      try {
+        // A payload that fails its schema is a programming error: fail it once, never retry.
+        if (!validate || !handler || !validate(job.data)) throw new UnrecoverableError(`invalid payload for job ${job.name}`);
+        await handler(job.data, job);
+        outcome = "ok";
+      } finally {
+        metrics.jobDuration().observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+        metrics.jobsProcessed().inc({ ...labels, outcome });
+      }
     },
     {
       connection: options.connection,
@@ -41,5 +52,7 @@ export function createConsumer<Q extends QueueName>(
     },
   );
   worker.on("error", options.onError);
+  // Every job name of the queue starts at 0, so the first message shows as an increase.
+  for (const name of Object.keys(handlers)) for (const outcome of ["ok", "error"]) metrics.jobsProcessed().inc({ queue, name, outcome }, 0);
   return worker;
 }

@@ -4,3 +4,4 @@ export * from "./producer";
 export * from "./consumer";
 export * from "./notifier";
 export * from "./events";
+export * from "./metrics";

@@ -1,5 +1,6 @@
 import type { Redis } from "ioredis";
 import type { Answer, CheckCode } from "@svc/domain";
+import { metrics, onScrape, sourceOutcome } from "@svc/telemetry";
 import { CircuitBreaker, routesKey } from "./breaker";
 import { Semaphore } from "./semaphore";
 import { SourceError, type Identifier, type RouteLimits, type Source } from "./types";
@@ -26,8 +27,10 @@ export class CheckRunner {
 
   add(source: Source, limits: RouteLimits): this {
     const list = this.routes.get(source.check) ?? [];
-    list.push({ source, limits, breaker: new CircuitBreaker(source.route, this.redis, this.prefix), semaphore: new Semaphore(limits.concurrency) });
+    const breaker = new CircuitBreaker(source.route, this.redis, this.prefix);
+    list.push({ source, limits, breaker, semaphore: new Semaphore(limits.concurrency) });
     this.routes.set(source.check, list);
+    watchBreaker(breaker);
     return this;
   }
 
@@ -48,14 +51,18 @@ export class CheckRunner {
    */
   async runMany(check: CheckCode, ids: readonly Identifier[]): Promise<Answer[]> {
     const answers: Array<Answer | undefined> = new Array(ids.length);
+    const answeredBy: string[] = new Array(ids.length);
+    const routes = this.routes.get(check) ?? [];
     let open = ids.map((_, i) => i);
-    for (const route of this.routes.get(check) ?? []) {
+    for (const [n, route] of routes.entries()) {
       if (open.length === 0) break;
+      if (n > 0) metrics.sourceFailovers().inc({ check }, open.length);
       const lookupMany = route.source.lookupMany?.bind(route.source);
       if (!lookupMany) {
         await Promise.all(
           open.map(async (i) => {
             answers[i] = await this.runOn(route, ids[i] as Identifier);
+            answeredBy[i] = route.source.route;
           }),
         );
         open = open.filter((i) => answers[i] === undefined);
@@ -76,6 +83,7 @@ export class CheckRunner {
             route.breaker.success();
             batch.forEach((i, j) => {
               answers[i] = got[j] ?? UNKNOWN;
+              answeredBy[i] = route.source.route;
             });
           } catch (err) {
             route.breaker.failure();
@@ -86,7 +94,9 @@ export class CheckRunner {
       );
       open = failed.sort((a, b) => a - b);
     }
-    return Array.from(answers, (a) => a ?? UNKNOWN); // not .map: it skips the holes of unanswered slots
+    const out = Array.from(answers, (a) => a ?? UNKNOWN); // not .map: it skips the holes of unanswered slots
+    out.forEach((a, i) => countAnswer(check, answers[i] ? (answeredBy[i] as string) : "none", a));
+    return out;
   }
 
   /** One identifier on one route; undefined when the route could not answer. */
@@ -104,20 +114,41 @@ export class CheckRunner {
   }
 
   async run(check: CheckCode, id: Identifier): Promise<Answer> {
-    for (const route of this.routes.get(check) ?? []) {
+    for (const [n, route] of (this.routes.get(check) ?? []).entries()) {
+      if (n > 0) metrics.sourceFailovers().inc({ check });
       const answer = await this.runOn(route, id);
-      if (answer) return answer;
+      if (answer) {
+        countAnswer(check, route.source.route, answer);
+        return answer;
+      }
     }
+    countAnswer(check, "none", UNKNOWN);
     return UNKNOWN;
   }
 
   /** A call with the route's concurrency limit and timeout, retried with backoff and jitter. */
   private async withRetries<T>(route: Route, call: (signal: AbortSignal) => Promise<T>): Promise<T> {
     let lastError: unknown;
+    const source = route.source.route;
     for (let attempt = 0; attempt <= route.limits.retries; attempt += 1) {
-      if (attempt > 0) await sleep(Math.min(2_000, 50 * 2 ** attempt) * (0.5 + Math.random() / 2));
+      if (attempt > 0) {
+        metrics.sourceRetries().inc({ source });
+        await sleep(Math.min(2_000, 50 * 2 ** attempt) * (0.5 + Math.random() / 2));
+      }
       try {
-        return await route.semaphore.run(() => call(AbortSignal.timeout(route.limits.timeoutMs)));
+        return await route.semaphore.run(async () => {
+          // Timed inside the semaphore: the source's own latency, not the wait for a turn.
+          const started = process.hrtime.bigint();
+          const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
+          try {
+            const result = await call(AbortSignal.timeout(route.limits.timeoutMs));
+            metrics.sourceDuration().observe({ source, outcome: "ok" }, seconds());
+            return result;
+          } catch (err) {
+            metrics.sourceDuration().observe({ source, outcome: sourceOutcome(err) }, seconds());
+            throw err;
+          }
+        });
       } catch (err) {
         lastError = err;
         const retryable = err instanceof SourceError ? err.retryable : true;
@@ -137,4 +168,25 @@ export class CheckRunner {
     for (const [check, routes] of this.routes) multi.set(routesKey(this.prefix, check), JSON.stringify(routes.map((r) => r.source.route)), "PX", ttlMs);
     await multi.exec();
   }
+}
+
+/** Counts one answer; the outcome is the answer's status (a bounded set: the contract's check statuses). */
+function countAnswer(check: CheckCode, source: string, answer: Answer): void {
+  metrics.checkAnswers().inc({ check, source, outcome: answer.status });
+}
+
+/**
+ * Breaker states are read when scraped. One breaker per route name: a process
+ * that builds its runner again (tests) reports the newest.
+ */
+const breakers = new Map<string, CircuitBreaker>();
+let breakersWatched = false;
+function watchBreaker(breaker: CircuitBreaker): void {
+  breakers.set(breaker.route, breaker);
+  metrics.sourceBreakerOpen().set({ source: breaker.route }, 0);
+  if (breakersWatched) return;
+  breakersWatched = true;
+  onScrape("source breakers", () => {
+    for (const [route, b] of breakers) metrics.sourceBreakerOpen().set({ source: route }, b.isOpen ? 1 : 0);
+  });
 }

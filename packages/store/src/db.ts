@@ -86,3 +86,29 @@ export async function databaseReachable(pool: pg.Pool, timeoutMs = 2_000): Promi
     if (timer) clearTimeout(timer);
   }
 }
+
+/**
+ * Readiness's own view of the database: one connection of its own (not one of the
+ * pool's), so a pool busy with slow queries under load does not make a healthy
+ * process look unready, and a probe never waits behind the pool's queue.
+ * `check` rejects when Postgres does not answer `SELECT 1` within `timeoutMs`.
+ */
+export function createDatabaseProbe(options: { databaseUrl: string; applicationName?: string }): { check(timeoutMs: number): Promise<void>; close(): Promise<void> } {
+  const pool = new pg.Pool({
+    connectionString: options.databaseUrl,
+    max: 1,
+    application_name: `${options.applicationName ?? "svc"}-probe`,
+    connectionTimeoutMillis: 2_000,
+    idleTimeoutMillis: 60_000,
+  });
+  pool.on("error", () => undefined);
+  pool.on("connect", (client) => client.on("error", () => undefined));
+  return {
+    async check(timeoutMs) {
+      if (!(await databaseReachable(pool, timeoutMs))) throw new Error("database unreachable");
+    },
+    async close() {
+      await pool.end().catch(() => undefined);
+    },
+  };
+}

@@ -72,6 +72,25 @@ export async function reconcileAccount(
 }
 
 /**
+ * The reconciliation of `reconcileAccount` over every account at once, for the
+ * ledger's imbalance gauge: the sum over accounts of |ledger balance - cached
+ * balance| + |reserved - open reservations|, and how many accounts differ. One
+ * statement, so one snapshot: a settlement committing meanwhile is seen whole or
+ * not at all. It reads every ledger entry: run it every few minutes, not per scrape.
+ */
+export async function reconcileAllAccounts(sql: Pick<pg.Pool, "query">): Promise<{ imbalanceMicros: bigint; unbalancedAccounts: number }> {
+  const { rows } = await sql.query<{ imbalance: bigint; unbalanced: number }>(
+    `WITH ledger AS (SELECT account_id, sum(amount_micros) AS total FROM ledger_entries WHERE book = 'balance' GROUP BY account_id),
+          open AS (SELECT account_id, sum(amount_micros - charged_micros - released_micros) AS total FROM reservations WHERE status = 'open' GROUP BY account_id),
+          diff AS (
+            SELECT abs(COALESCE(l.total, 0) - a.balance_micros) + abs(a.reserved_micros - COALESCE(o.total, 0)) AS off
+            FROM accounts a LEFT JOIN ledger l ON l.account_id = a.id LEFT JOIN open o ON o.account_id = a.id)
+     SELECT COALESCE(sum(off), 0)::bigint AS imbalance, count(*) FILTER (WHERE off <> 0)::int AS unbalanced FROM diff`,
+  );
+  return { imbalanceMicros: rows[0]?.imbalance ?? 0n, unbalancedAccounts: rows[0]?.unbalanced ?? 0 };
+}
+
+/**
  * Moves money into or out of an account's balance from outside (top-up, manual
  * adjustment), with a reason kept in the ledger. Refuses to take the balance below
  * zero. A balance back at or above the low-balance threshold re-arms balance.low.

@@ -225,3 +225,38 @@ export async function unsettledChunks(
   );
   return rows;
 }
+
+/**
+ * The ledger's lag in seconds: how long the oldest settlement that is due has been
+ * waiting — an open reservation whose lookup completed or whose job finished (since
+ * then), or that expired (since its expiry), or a finished chunk of a running job
+ * with nothing settled (since the chunk finished). 0 when nothing is due. The same
+ * conditions as `reservationsToSweep` and `unsettledChunks`.
+ */
+export async function oldestDueSettlementSeconds(sql: Pick<pg.Pool, "query">, now: Date): Promise<number> {
+  const { rows } = await sql.query<{ since: Date | null }>(
+    `SELECT min(since) AS since FROM (
+       SELECT min(CASE
+                    WHEN l.status = 'completed' THEN COALESCE(l.completed_at, r.created_at)
+                    WHEN j.status IN ('completed', 'failed', 'cancelled') AND j.finished_at IS NOT NULL THEN j.finished_at
+                    WHEN (r.lookup_id IS NOT NULL AND l.id IS NULL) OR (r.job_id IS NOT NULL AND j.id IS NULL) THEN r.created_at
+                    ELSE r.expires_at END) AS since
+       FROM reservations r
+       LEFT JOIN lookups l ON l.id = r.lookup_id
+       LEFT JOIN jobs j ON j.id = r.job_id
+       WHERE r.status = 'open'
+         AND (r.expires_at <= $1 OR l.status = 'completed' OR (j.status IN ('completed', 'failed', 'cancelled') AND j.finished_at IS NOT NULL)
+              OR (r.lookup_id IS NOT NULL AND l.id IS NULL) OR (r.job_id IS NOT NULL AND j.id IS NULL))
+       UNION ALL
+       SELECT min(c.updated_at)
+       FROM jobs j
+       JOIN reservations r ON r.job_id = j.id AND r.status = 'open'
+       JOIN job_chunks c ON c.job_id = j.id AND c.status = 'done'
+       WHERE j.status IN ('queued', 'running', 'cancelled') AND j.finished_at IS NULL
+         AND NOT EXISTS (SELECT 1 FROM settlements s WHERE s.reservation_id = r.id AND s.row_no BETWEEN c.first_row AND c.last_row)
+     ) due`,
+    [now],
+  );
+  const since = rows[0]?.since;
+  return since ? Math.max(0, (now.getTime() - since.getTime()) / 1000) : 0;
+}

@@ -227,3 +227,13 @@ export async function redeliverEvent(sql: Sql, eventId: string, now: Date): Prom
   );
   return rows.map((r) => r.id);
 }
+
+/** Deliveries by state, for the dispatcher's gauges: pending, held and failed (index on status). */
+export async function deliveryCounts(sql: Sql): Promise<{ pending: number; held: number; failed: number }> {
+  const { rows } = await sql.query<{ status: "pending" | "held" | "failed"; n: number }>(
+    `SELECT status, count(*)::int AS n FROM webhook_deliveries WHERE status IN ('pending', 'held', 'failed') GROUP BY status`,
+  );
+  const counts = { pending: 0, held: 0, failed: 0 };
+  for (const r of rows) counts[r.status] = r.n;
+  return counts;
+}

@@ -1,5 +1,6 @@
 import { notifyDispatcher, type WorkerContext } from "@svc/core";
-import { KeyedSemaphore, reservationsToSweep, settleReservation, unsettledChunks, withTransaction } from "@svc/store";
+import { KeyedSemaphore, oldestDueSettlementSeconds, reconcileAllAccounts, reservationsToSweep, settleReservation, unsettledChunks, withTransaction } from "@svc/store";
+import { metrics, onScrape } from "@svc/telemetry";
 
 /**
  * Settlements this process runs at once against one account row; more wait in
@@ -15,7 +16,16 @@ export async function settle(ctx: WorkerContext, reservationId: string, range?: 
   const { rows } = await ctx.store.pool.query<{ account_id: string }>(`SELECT account_id FROM reservations WHERE id = $1`, [reservationId]);
   const accountId = rows[0]?.account_id;
   if (!accountId) return;
-  const result = await accountTurns.run(accountId, () => withTransaction(ctx.store.pool, (client) => settleReservation(client, reservationId, ctx.now(), range ? { rows: range } : {})));
+  let result: Awaited<ReturnType<typeof settleReservation>>;
+  try {
+    result = await accountTurns.run(accountId, () => withTransaction(ctx.store.pool, (client) => settleReservation(client, reservationId, ctx.now(), range ? { rows: range } : {})));
+  } catch (err) {
+    metrics.settlements().inc({ outcome: "error" });
+    throw err;
+  }
+  metrics.settlements().inc({ outcome: result.closed ? "closed" : result.settledPairs > 0 ? "partial" : "nothing" });
+  if (result.chargedMicros > 0n) metrics.settledMicros().inc({ kind: "charged" }, Number(result.chargedMicros));
+  if (result.releasedMicros > 0n) metrics.settledMicros().inc({ kind: "released" }, Number(result.releasedMicros));
   await notifyDispatcher(ctx, result.eventIds);
   if (result.settledPairs > 0 || result.closed) {
     ctx.logger.info(
@@ -44,3 +54,34 @@ export async function sweepReservations(ctx: WorkerContext, graceMs: number, pag
 
 /** Pages of reservations one sweep settles at most (a pass is cut short, never stuck, in a flood). */
 const MAX_PAGES = 50;
+
+/**
+ * The ledger's gauges. Lag (the oldest due settlement) is read when scraped, reused
+ * for 10 s; the series disappears while Postgres cannot be read. Counters start at
+ * 0 so the first settlement shows as an increase.
+ */
+export function ledgerMetrics(ctx: WorkerContext): void {
+  for (const outcome of ["closed", "partial", "nothing", "error"]) metrics.settlements().inc({ outcome }, 0);
+  for (const kind of ["charged", "released"]) metrics.settledMicros().inc({ kind }, 0);
+  const lag = metrics.ledgerOldestUnsettled();
+  onScrape(
+    "ledger lag",
+    async () => {
+      try {
+        lag.set(await oldestDueSettlementSeconds(ctx.store.pool, ctx.now()));
+      } catch {
+        lag.reset();
+      }
+    },
+    { cacheMs: 10_000 },
+  );
+}
+
+/** The reconciliation over every account, for the imbalance gauges (a periodic task: it reads the whole ledger). */
+export async function reconcileLedger(ctx: WorkerContext): Promise<void> {
+  const r = await reconcileAllAccounts(ctx.store.pool);
+  metrics.ledgerImbalance().set(Number(r.imbalanceMicros));
+  metrics.ledgerUnbalancedAccounts().set(r.unbalancedAccounts);
+  metrics.ledgerReconciledAt().set(Date.now() / 1000);
+  if (r.unbalancedAccounts > 0) ctx.logger.error({ accounts: r.unbalancedAccounts, imbalanceMicros: r.imbalanceMicros.toString() }, "ledger reconciliation found unbalanced accounts");
+}

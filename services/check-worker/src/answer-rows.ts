@@ -1,6 +1,7 @@
 import { checkDef, coversCountry, isBillable, parseNumber, type Answer, type CheckCode, type CheckResult, type IdentifierStatus } from "@svc/domain";
 import type { CheckRunner, Identifier } from "@svc/sources";
 import type { Logger } from "@svc/runtime";
+import { metrics } from "@svc/telemetry";
 import { cacheAnswers, cachedAnswers, identifierHash, type Store } from "@svc/store";
 
 /** A stored row with checks still to answer (lookup rows and job rows alike). */
@@ -47,11 +48,13 @@ export async function answerRows(
         const hit = cache.get(check)?.get(hash.toString("hex"));
         if (hit) {
           answers.set(key(row.row_no, check), { service: check, status: hit.status, registered: hit.registered, attributes: hit.attributes, cached: true, billed: false, checked_at: hit.checkedAt.toISOString() });
+          metrics.checkAnswers().inc({ check, source: "cache", outcome: hit.status });
           continue;
         }
         const id = identifierOf(row);
         if (!coversCountry(check, id.country)) {
           answers.set(key(row.row_no, check), { service: check, status: "unsupported_country", registered: null, attributes: null, cached: false, billed: false, checked_at: started.toISOString() });
+          metrics.checkAnswers().inc({ check, source: "coverage", outcome: "unsupported_country" });
           continue;
         }
         ask.push({ row, id, hash });

@@ -1,8 +1,9 @@
-import { commonEnv, ConfigError, loadConfig, Type, workerEnv } from "@svc/config";
+import { commonEnv, ConfigError, loadConfig, opsEnv, Type, workerEnv } from "@svc/config";
 
 export const CheckWorkerEnv = Type.Object({
   ...commonEnv,
   ...workerEnv(50),
+  ...opsEnv(9465),
   /** How often to sweep Postgres for work whose queue message or worker was lost (and for due test lookups). */
   SWEEP_INTERVAL_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 2_000 }),
   /**

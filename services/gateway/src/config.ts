@@ -1,9 +1,16 @@
-import { commonEnv, loadConfig, Type, type Static } from "@svc/config";
+import { commonEnv, ConfigError, loadConfig, opsEnv, Type, type Static } from "@svc/config";
 import { webhookEnv, webhookSettings, type WebhookSettings } from "@svc/webhooks";
 
 export const GatewayEnv = Type.Object({
   ...commonEnv,
   ...webhookEnv,
+  ...opsEnv(9464),
+  /**
+   * On SIGTERM the gateway reports not-ready at once and keeps serving this long
+   * before it stops accepting, so a load balancer stops sending it requests first
+   * (Kubernetes: a few seconds; locally nothing waits).
+   */
+  DRAIN_DELAY_MS: Type.Integer({ minimum: 0, maximum: 300_000, default: 0 }),
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
   HOST: Type.String({ default: "0.0.0.0" }),
   /** Base URL clients use (poll URLs, Location, doc links). Defaults to http://localhost:PORT. */
@@ -55,6 +62,7 @@ export type GatewayConfig = Static<typeof GatewayEnv> & { publicBaseUrl: string;
 
 export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
   const c = loadConfig(GatewayEnv, env);
+  if (c.DRAIN_DELAY_MS >= c.SHUTDOWN_TIMEOUT_MS) throw new ConfigError(["DRAIN_DELAY_MS must be less than SHUTDOWN_TIMEOUT_MS (the drain delay is part of the shutdown deadline)"]);
   return {
     ...c,
     publicBaseUrl: (c.PUBLIC_BASE_URL ?? `http://localhost:${c.PORT}`).replace(/\/$/, ""),

@@ -12,6 +12,8 @@ import { ensurePublicSandbox } from "./bootstrap";
 import { loadGatewayConfig } from "./config";
 import type { Deps } from "./context";
 import { systemResolver } from "@svc/webhooks";
+import { startServiceOps } from "@svc/core";
+import { gatewayMetrics, startPrimaryOps } from "./ops";
 
 /**
  * The API gateway: validates, authorises and enqueues; it only produces to queues.
@@ -55,6 +57,8 @@ async function main(): Promise<void> {
   server.headersTimeout = 66_000;
   server.requestTimeout = 60_000;
 
+  // Not ready from the signal on (/readyz), still serving while load balancers notice.
+  shutdown.register("drain delay", 5, () => new Promise<void>((resolve) => setTimeout(resolve, config.DRAIN_DELAY_MS)));
   shutdown.register("stop accepting and drain requests", 10, async () => {
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
@@ -70,6 +74,9 @@ async function main(): Promise<void> {
     await invalidator.stop();
     await store.close();
   });
+  gatewayMetrics(bulk);
+  const ops = await startServiceOps({ service: "gateway", config, logger, store, redis: [redis, subscriber], checks: [{ name: "accepting", check: () => server.listening }], draining: () => shutdown.isShuttingDown });
+  shutdown.register("close operations port", 50, () => ops.close());
 
   // Listen first, so that with PORT=0 the base URL names the port actually bound.
   await new Promise<void>((resolve) => server.listen(config.PORT, config.HOST, resolve));
@@ -102,7 +109,17 @@ function supervise(processes: number): void {
   const own = new Set(process.execArgv.map((a) => a.split("=")[0]));
   cluster.setupPrimary({ execArgv: [...process.execArgv, ...GATEWAY_NODE_FLAGS.filter((f) => !own.has(f.split("=")[0]))] });
   const fork = () => cluster.fork();
-  for (let i = 0; i < processes; i += 1) fork();
+  // The operations port first: a port in use (or bad configuration) stops the start-up before any process forks.
+  startPrimaryOps(() => stopping).then(
+    () => {
+      if (stopping) process.exit(0);
+      for (let i = 0; i < processes; i += 1) fork();
+    },
+    (err) => {
+      process.stderr.write(`gateway failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exit(1);
+    },
+  );
   cluster.on("exit", (worker, code, signal) => {
     if (stopping) {
       if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);

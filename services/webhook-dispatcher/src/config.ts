@@ -1,9 +1,10 @@
-import { commonEnv, loadConfig, Type, workerEnv } from "@svc/config";
+import { commonEnv, loadConfig, opsEnv, Type, workerEnv } from "@svc/config";
 import { webhookEnv, webhookSettings } from "@svc/webhooks";
 
 export const DispatcherEnv = Type.Object({
   ...commonEnv,
   ...workerEnv(50),
+  ...opsEnv(9467),
   ...webhookEnv,
   /** An attempt gets this long to answer with a status line (the spec: 10 s). Lower only in tests. */
   WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 10_000, default: 10_000 }),

@@ -1,7 +1,9 @@
 import type { Logger } from "@svc/runtime";
 import type { Producer } from "@svc/queues";
+import { metrics, onScrape } from "@svc/telemetry";
 import {
   activateEndpoint,
+  deliveryCounts,
   expireHeldDeliveries,
   leaseDeliveries,
   planEvent,
@@ -11,7 +13,7 @@ import {
   type DeliveryTask,
   type Store,
 } from "@svc/store";
-import { decryptSecret, deliveryWindowMs, nextRetryAt, signWebhook, type WebhookTransport } from "@svc/webhooks";
+import { decryptSecret, deliveryWindowMs, nextRetryAt, signWebhook, type DeliveryError, type WebhookTransport } from "@svc/webhooks";
 import { envelope } from "./envelope";
 
 export type DispatcherDeps = {
@@ -102,6 +104,8 @@ export class Dispatcher {
         "webhook-signature": signWebhook(secret, task.event_id, timestamp, body),
       },
     });
+    metrics.webhookAttempts().inc({ outcome: outcome.ok ? "success" : (outcome.error ?? "http_error") });
+    metrics.webhookDuration().observe(outcome.durationMs / 1000);
     const now = this.deps.now();
     const retryAt = outcome.ok
       ? null
@@ -141,4 +145,30 @@ export class Dispatcher {
       this.deps.logger.warn({ err, deliveryId }, "attempt not queued (the sweep will find it)");
     }
   }
+}
+
+/**
+ * The dispatcher's gauges: deliveries by state, read from Postgres when scraped
+ * (reused for 10 s; gone while Postgres cannot be read). Attempt outcomes start
+ * at 0 so the first of each shows as an increase.
+ */
+export function dispatcherMetrics(store: Store): void {
+  const failures: DeliveryError[] = ["http_error", "timeout", "connection_refused", "connection_error", "tls_error", "dns_error", "redirect", "url_refused"];
+  for (const outcome of ["success", ...failures]) {
+    metrics.webhookAttempts().inc({ outcome }, 0);
+  }
+  metrics.webhookDuration();
+  const gauge = metrics.webhookDeliveries();
+  onScrape(
+    "webhook deliveries",
+    async () => {
+      try {
+        const counts = await deliveryCounts(store.pool);
+        for (const [state, n] of Object.entries(counts)) gauge.set({ state }, n);
+      } catch {
+        gauge.reset();
+      }
+    },
+    { cacheMs: 10_000 },
+  );
 }

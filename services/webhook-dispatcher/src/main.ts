@@ -3,7 +3,7 @@ import { QUEUES } from "@svc/queues";
 import { runWorkerService, startService, type WorkerContext } from "@svc/core";
 import { systemResolver, WebhookTransport } from "@svc/webhooks";
 import { loadDispatcherConfig } from "./config";
-import { Dispatcher } from "./dispatcher";
+import { Dispatcher, dispatcherMetrics } from "./dispatcher";
 
 /** The webhook-dispatcher: consumes the `webhooks` queue and delivers signed events. */
 startService("webhook-dispatcher", async () => {
@@ -28,5 +28,6 @@ startService("webhook-dispatcher", async () => {
     }),
     periodic: [{ name: "sweep deliveries", everyMs: config.SWEEP_INTERVAL_MS, run: (ctx) => dispatcherFor(ctx).sweep(config.SWEEP_GRACE_MS) }],
     close: async () => transport.close(),
+    metrics: (ctx) => dispatcherMetrics(ctx.store),
   });
 });

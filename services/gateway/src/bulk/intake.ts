@@ -3,6 +3,7 @@ import type { Request } from "express";
 import { Piscina } from "piscina";
 import { ApiError } from "@svc/contract";
 import { networkOf } from "@svc/domain";
+import { metrics } from "@svc/telemetry";
 import type { GatewayConfig } from "../config";
 import type { Caller } from "../context";
 import { FairScheduler, Overloaded } from "./fair-scheduler";
@@ -38,12 +39,14 @@ export function intakeTenant(req: Request, caller: Caller): string {
   return caller.isSandbox ? `sandbox:${networkOf(req.ip ?? "")}` : `account:${caller.accountId}`;
 }
 
-const overloaded = (retryAfterSeconds: number) =>
-  new ApiError("temporarily_unavailable", {
+const overloaded = (retryAfterSeconds: number) => {
+  metrics.intakeRefused().inc();
+  return new ApiError("temporarily_unavailable", {
     message: "Too many large requests from this account are waiting to be read. Nothing was charged.",
     suggestion: "Retry after the time in Retry-After, or send fewer large requests at once.",
     retryAfterSeconds,
   });
+};
 
 /**
  * Reads, validates and plans bulk requests (50,000 identifiers, 4 MB bodies) on

@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from "express";
 import { looksLikeId, newId } from "@svc/domain";
 import type { Logger } from "@svc/runtime";
+import { metrics } from "@svc/telemetry";
 
 /**
  * What the access log says about the path: the matched route's template and its
@@ -13,9 +14,13 @@ function loggedPath(req: Request): { route: string; id?: string } {
   return { route: `${req.baseUrl}${String(req.route.path)}`, ...(typeof id === "string" && looksLikeId(id) ? { id } : {}) };
 }
 
+/** Methods counted under their own name; anything else a client sends is "OTHER" (labels stay bounded). */
+const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+
 /**
  * First middleware: a `req_…` id on every response (header and error body), a
- * child logger carrying it, and one access-log line per request.
+ * child logger carrying it, one access-log line per request, and the request in
+ * the RED metrics under its route template (never the raw path).
  */
 export function requestContext(logger: Logger) {
   return (req: Request, res: Response, next: NextFunction) => {
@@ -25,10 +30,15 @@ export function requestContext(logger: Logger) {
     const started = process.hrtime.bigint();
     res.on("finish", () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      const path = loggedPath(req);
+      const status = res.statusCode;
+      const method = METHODS.has(req.method) ? req.method : "OTHER";
+      metrics.httpRequests().inc({ method, route: path.route, status: String(status) });
+      metrics.httpDuration().observe({ method, route: path.route, status_class: `${Math.floor(status / 100)}xx` }, ms / 1000);
       // A 503 is the service shedding load or waiting out a data source, as designed: a
       // warning per request, not an error (a flood of them would drown real failures).
-      const level = res.statusCode === 503 ? "warn" : res.statusCode >= 500 ? "error" : "info";
-      req.log[level]({ method: req.method, ...loggedPath(req), status: res.statusCode, ms: Math.round(ms * 10) / 10, keyId: req.caller?.keyId }, "request");
+      const level = status === 503 ? "warn" : status >= 500 ? "error" : "info";
+      req.log[level]({ method: req.method, ...path, status, ms: Math.round(ms * 10) / 10, keyId: req.caller?.keyId }, "request");
     });
     next();
   };

@@ -3,6 +3,7 @@ import { ApiError } from "@svc/contract";
 import { notifyDispatcher } from "@svc/core";
 import { maxCostMicros, money, newId, parseAmount, toUnitPrices, type CheckCode } from "@svc/domain";
 import { bindIdempotentResource, markCapReached, recordEvent, reserveAndCommit, withTransaction, type IdempotencyClaimRef, type ReservationRefusal } from "@svc/store";
+import { metrics } from "@svc/telemetry";
 import { offersFor } from "../cache/offers";
 import type { Caller, Deps } from "../context";
 import { nextUtcMidnight, secondsUntilUtcMidnight, utcDay } from "../time";
@@ -115,6 +116,8 @@ export async function reserveAndStore(
       }
     },
   );
+  metrics.reservations().inc({ mode: caller.mode, outcome: r.ok ? "reserved" : "refused" });
   if (!r.ok) throw await refusal(deps, caller, r.reason, day);
+  metrics.reservedMicros().inc({ mode: caller.mode }, Number(q.amountMicros));
   return reservationId;
 }
