@@ -62,5 +62,28 @@ export const JOBS = {
 } as const satisfies Record<string, { queue: QueueName; payload: TObject; attempts: number }>;
 
 export type JobName = keyof typeof JOBS;
+
+/**
+ * W3C trace context of the work that enqueued a message (the `traceparent` and
+ * `tracestate` headers, https://www.w3.org/TR/trace-context/), carried beside the
+ * payload in the message's data so its consumer continues the same trace. Present
+ * only when the producer was tracing. It holds random trace and span ids and
+ * tracing vendors' opaque state, never personal data; both producer and consumer
+ * validate it like the payload.
+ */
+export const TraceContext = Type.Object(
+  {
+    traceparent: Type.String({ pattern: "^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$" }),
+    tracestate: Type.Optional(Type.String({ maxLength: 512, pattern: "^[\\x20-\\x7e]*$" })),
+  },
+  { additionalProperties: false },
+);
+export type TraceContext = Static<typeof TraceContext>;
+
+/** The data a message of job `name` holds: its payload, and its trace context when traced. */
+export function messageSchema(name: JobName): TObject {
+  return Type.Object({ ...JOBS[name].payload.properties, traceContext: Type.Optional(TraceContext) }, { additionalProperties: false });
+}
+export type JobMessage<N extends JobName> = JobPayload<N> & { traceContext?: TraceContext };
 export type JobPayload<N extends JobName> = Static<(typeof JOBS)[N]["payload"]>;
 export type JobsOf<Q extends QueueName> = { [N in JobName]: (typeof JOBS)[N]["queue"] extends Q ? N : never }[JobName];

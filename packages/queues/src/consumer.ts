@@ -2,7 +2,8 @@ import { UnrecoverableError, Worker, type Job } from "bullmq";
 import Ajv from "ajv";
 import type { Redis } from "ioredis";
 import { metrics } from "@svc/telemetry";
-import { JOBS, type JobName, type JobPayload, type JobsOf, type QueueName } from "./catalog";
+import { messageSchema, type JobName, type JobPayload, type JobsOf, type QueueName } from "./catalog";
+import { traceHandlers } from "./tracing";
 
 const ajv = new Ajv({ allErrors: false, strict: false });
 
@@ -10,7 +11,8 @@ export type Handlers<Q extends QueueName> = { [N in JobsOf<Q>]: (payload: JobPay
 
 /**
  * A BullMQ worker for one queue that validates every payload against the job
- * catalog again before calling the handler. Handlers must be idempotent: BullMQ
+ * catalog again (trace context included) before calling the handler, inside the
+ * message's trace when tracing is on. Handlers must be idempotent: BullMQ
  * delivers at least once (a worker killed mid-job has its job re-run after the
  * lock expires).
  */
@@ -20,7 +22,9 @@ export function createConsumer<Q extends QueueName>(
   options: { connection: Redis; prefix: string; concurrency: number; onError: (err: Error) => void; lockDurationMs?: number },
 ): Worker {
   const validators = new Map<string, ReturnType<typeof ajv.compile>>();
-  for (const name of Object.keys(handlers)) validators.set(name, ajv.compile(JOBS[name as JobName].payload));
+  for (const name of Object.keys(handlers)) validators.set(name, ajv.compile(messageSchema(name as JobName)));
+  // Each handler gets the payload alone and runs in the message's trace (./tracing).
+  handlers = traceHandlers(queue, handlers);
   const worker = new Worker(
     queue,
     async (job: Job) => {

@@ -1,17 +1,18 @@
 import { Queue, type JobsOptions } from "bullmq";
 import Ajv, { type ValidateFunction } from "ajv";
 import type { Redis } from "ioredis";
-import { JOBS, QUEUES, type JobName, type JobPayload, type QueueName } from "./catalog";
+import { JOBS, messageSchema, QUEUES, type JobName, type JobPayload, type QueueName } from "./catalog";
+import { stampTrace, tracedSend } from "./tracing";
 
 /** The gateway's (and any service's) handle for enqueuing: one BullMQ Queue per queue name. */
 const ajv = new Ajv({ allErrors: false, strict: false });
 const validators = new Map<JobName, ValidateFunction>();
 
-/** Validates a payload against the catalog before it leaves the process (consumers check again). */
-function assertPayload(name: JobName, payload: unknown): void {
+/** Validates a message (payload and trace context) against the catalog before it leaves the process (consumers check again). */
+function assertPayload(name: JobName, data: unknown): void {
   let validate = validators.get(name);
-  if (!validate) validators.set(name, (validate = ajv.compile(JOBS[name].payload)));
-  if (!validate(payload)) throw new Error(`invalid payload for job ${name}`);
+  if (!validate) validators.set(name, (validate = ajv.compile(messageSchema(name))));
+  if (!validate(data)) throw new Error(`invalid payload for job ${name}`);
 }
 
 export class Producer {
@@ -35,7 +36,13 @@ export class Producer {
    * BullMQ forbids `:` in custom ids; use `-`.
    */
   async enqueue<N extends JobName>(name: N, payload: JobPayload<N>, options: { jobId: string; delayMs?: number; priority?: number }): Promise<void> {
-    assertPayload(name, payload);
+    const def = JOBS[name];
+    await tracedSend(def.queue, name, null, () => this.add(name, payload, options));
+  }
+
+  private async add<N extends JobName>(name: N, payload: JobPayload<N>, options: { jobId: string; delayMs?: number; priority?: number }): Promise<void> {
+    const data = stampTrace(payload);
+    assertPayload(name, data);
     if (options.jobId.includes(":")) throw new Error("job ids must not contain ':'");
     const def = JOBS[name];
     const queue = this.queues.get(def.queue) as Queue;
@@ -48,22 +55,28 @@ export class Producer {
     };
     if (options.delayMs) opts.delay = options.delayMs;
     if (options.priority) opts.priority = options.priority;
-    await queue.add(name, payload, opts);
+    await queue.add(name, data, opts);
   }
 
   /** Enqueues many jobs of one name in one round trip (e.g. a bulk job's chunks). */
   async enqueueMany<N extends JobName>(name: N, jobs: Array<{ payload: JobPayload<N>; jobId: string }>): Promise<void> {
     if (jobs.length === 0) return;
     const def = JOBS[name];
-    for (const j of jobs) {
-      assertPayload(name, j.payload);
+    await tracedSend(def.queue, name, jobs.length, () => this.addMany(name, jobs));
+  }
+
+  private async addMany<N extends JobName>(name: N, jobs: Array<{ payload: JobPayload<N>; jobId: string }>): Promise<void> {
+    const def = JOBS[name];
+    const messages = jobs.map((j) => ({ jobId: j.jobId, data: stampTrace(j.payload) }));
+    for (const j of messages) {
+      assertPayload(name, j.data);
       if (j.jobId.includes(":")) throw new Error("job ids must not contain ':'");
     }
     const queue = this.queues.get(def.queue) as Queue;
     await queue.addBulk(
-      jobs.map((j) => ({
+      messages.map((j) => ({
         name,
-        data: j.payload,
+        data: j.data,
         opts: { jobId: j.jobId, attempts: def.attempts, backoff: { type: "exponential", delay: 1_000 }, removeOnComplete: { age: 3600, count: 10_000 }, removeOnFail: { age: 7 * 24 * 3600 } },
       })),
     );

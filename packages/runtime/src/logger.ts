@@ -1,5 +1,6 @@
 import pino, { type Logger as PinoLogger } from "pino";
 import { scrubText, scrubValue } from "./scrub";
+import { traceLogFields } from "./tracing/api";
 
 export type Logger = PinoLogger;
 
@@ -32,13 +33,16 @@ const REDACT_PATHS = [
 
 /**
  * One pino logger per process. Secrets and personal data are redacted here, at the
- * logger, by path and by pattern, so no call site has to remember to.
+ * logger, by path and by pattern, so no call site has to remember to. Lines written
+ * inside a traced span carry its `trace_id` and `span_id`.
  */
 export function createLogger(service: string, level: string = "info", destination?: pino.DestinationStream): Logger {
   return pino(
     {
       level,
       base: { service, pid: process.pid },
+      // trace_id/span_id of the active span, so a log line leads to its trace (nothing when tracing is off).
+      mixin: traceLogFields,
       redact: { paths: REDACT_PATHS, censor: "[redacted]" },
       formatters: {
         log: (obj) => scrubValue(obj) as Record<string, unknown>,

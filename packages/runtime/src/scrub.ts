@@ -26,7 +26,7 @@ export function scrubText(text: string): string {
 }
 
 /** Keys whose values are identifiers we generate and must stay readable. */
-const SAFE_KEYS = new Set(["reqId", "requestId", "request_id", "time", "level", "pid", "hostname", "service", "jobId", "queue"]);
+const SAFE_KEYS = new Set(["reqId", "requestId", "request_id", "time", "level", "pid", "hostname", "service", "jobId", "queue", "trace_id", "span_id"]);
 
 export function scrubValue(value: unknown, depth = 0): unknown {
   if (typeof value === "string") return scrubText(value);

@@ -1,4 +1,5 @@
 import type { Logger } from "./logger";
+import { shutdownTracing } from "./tracing/api";
 
 type Handler = { name: string; order: number; run: () => Promise<void> | void };
 
@@ -57,6 +58,8 @@ export class ShutdownManager {
         this.logger.error({ step: h.name, err }, "shutdown step failed");
       }
     }
+    // Spans of the work just finished are still buffered: export them (a no-op with tracing off).
+    await shutdownTracing();
     clearTimeout(deadline);
     this.logger.info("shutdown complete");
     this.logger.flush?.();

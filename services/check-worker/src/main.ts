@@ -1,3 +1,5 @@
+// First: tracing hooks modules as they load (./tracing).
+import "./tracing";
 import { loadDotEnv } from "@svc/config";
 import { QUEUES } from "@svc/queues";
 import { runWorkerService, startService, type WorkerContext } from "@svc/core";

@@ -1,3 +1,5 @@
+// First: tracing hooks modules as they load (./tracing).
+import "./tracing";
 import cluster from "node:cluster";
 import { createServer } from "node:http";
 import { loadDotEnv } from "@svc/config";

@@ -1,4 +1,5 @@
 import net from "node:net";
+import { withSpan } from "@svc/runtime";
 
 /** One SMTP reply: its code, its text lines (without the code) and the RFC 3463 enhanced status code, when the server sent one. */
 export type SmtpReply = { code: number; lines: string[]; enhanced: string | null };
@@ -199,7 +200,20 @@ export type ProbeResult =
  * RCPT TO random (only if the target was accepted), QUIT.
  * Throws SmtpError("aborted") when the signal fires; every other failure is in the result.
  */
-export async function probeMailbox(address: string, target: string, random: string, options: ProbeOptions): Promise<ProbeResult> {
+export function probeMailbox(address: string, target: string, random: string, options: ProbeOptions): Promise<ProbeResult> {
+  // One client span per dialogue. It says how far the dialogue went and what the server
+  // answered (codes), never to whom: no host, address or mailbox in any attribute.
+  return withSpan("smtp probe", { kind: "client", attributes: { "svc.smtp.port": options.port } }, async (span) => {
+    const result = await probe(address, target, random, options);
+    if (span) {
+      if (result.kind === "no_session") span.setAttributes({ "svc.smtp.outcome": "no_session", "svc.smtp.stage": result.stage, "svc.smtp.reply_code": result.reply?.code ?? 0 });
+      else span.setAttributes({ "svc.smtp.outcome": "rcpt", "svc.smtp.greeting": result.greeting, "svc.smtp.reply_code": result.target?.code ?? 0, "svc.smtp.random_reply_code": result.random?.code ?? 0 });
+    }
+    return result;
+  });
+}
+
+async function probe(address: string, target: string, random: string, options: ProbeOptions): Promise<ProbeResult> {
   const step = options.stepTimeoutMs;
   let conn: SmtpConnection;
   try {

@@ -1,5 +1,6 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from "express";
 import { ApiError, ONE_MB, validateBody, validateQuery, type RouteDef } from "@svc/contract";
+import { nameServerSpan } from "@svc/runtime";
 import type { Caller, Deps, Reply } from "../context";
 import { intakeTenant } from "../bulk/intake";
 import type { BulkBody, BulkOperation, Intake } from "../bulk/intake-task";
@@ -149,6 +150,7 @@ function send(res: Response, reply: Reply): void {
 function routeChain(deps: Deps, route: RouteDef, handler: Handler, renderError: (req: Request, err: ApiError) => Reply): RequestHandler[] {
   const chain: RequestHandler[] = [
     (_req, res, next) => {
+      nameServerSpan(route.method.toUpperCase(), route.path);
       applyDeprecation(res, route.deprecation);
       next();
     },

@@ -1,0 +1,7 @@
+/**
+ * main.ts imports this first: with OTEL_EXPORTER_OTLP_ENDPOINT set, tracing must
+ * hook `http`, `pg` and `ioredis` before anything loads them (off, it loads nothing).
+ */
+import { startTracingFromEnv } from "@svc/runtime/tracing";
+
+startTracingFromEnv("billing-ledger");
