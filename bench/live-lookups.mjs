@@ -8,6 +8,13 @@
 // `--workers` check-worker replicas and a billing-ledger. Each request is a live
 // POST /v1/lookup of `--numbers` fresh random US numbers × `whatsapp`, waiting for
 // the answers; 100 keys share the load (each key may send 10 a second).
+//
+// Prints its figures as ratios to the ceilings that bound them (bench/lib/ceilings.mjs),
+// measured at the start of the run before the fleet starts (or read with --ceilings FILE
+// from a bench/ceiling.mjs JSON taken just before; --ceilings none skips them):
+// latency against the unloaded round trips of a bare node:http server and of Redis
+// (PING), checks/s against single-row inserts/s through pg. The issue-14 latency
+// targets (p50 < 8 ms, p99 < 25 ms) apply to one number, one connection, 0 ms source.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
@@ -15,6 +22,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
 import { ensureDotEnv, ROOT } from "../scripts/lib.mjs";
+import { CEILING_OPTIONS, ceilingsFor, printRatios, ratioRow } from "./lib/ceilings.mjs";
 
 ensureDotEnv();
 const require = createRequire(import.meta.url);
@@ -31,8 +39,11 @@ const { values } = parseArgs({
     warmup: { type: "string", default: "5" },
     port: { type: "string", default: "8190" },
     "worker-concurrency": { type: "string", default: "50" },
+    ...CEILING_OPTIONS,
   },
 });
+// The ceilings first, before the fleet starts. The gateway here runs one process (WEB_CONCURRENCY=1).
+const ceilings = await ceilingsFor(values.ceilings, ["http", "insert", "redis"], { httpProcesses: 1, httpDuration: 5, insertDuration: 5 });
 
 const prefix = `bench-${randomBytes(3).toString("hex")}`;
 // The simulator runs in its own process, so the load generator's CPU does not delay its answers.
@@ -44,6 +55,13 @@ const simChild = spawn(process.execPath, [path.join(ROOT, "packages/vendor-simul
 const sim = { url: `http://127.0.0.1:${simPort}`, close: async () => simChild.kill("SIGTERM") };
 const env = { ...process.env, REDIS_PREFIX: prefix, LOG_LEVEL: "warn", PORT: values.port, WEB_CONCURRENCY: "1", VENDOR_PRIMARY_URL: sim.url, VENDOR_PRIMARY_KEY: "sim-key", VENDOR_RETRIES: "0", CONCURRENCY: values["worker-concurrency"] };
 const children = [];
+// A crash must not leave the simulator or the fleet running (they would hold this script's pipes open).
+process.on("uncaughtException", (err) => {
+  simChild.kill("SIGTERM");
+  for (const c of children) c.kill("SIGTERM");
+  console.error(err);
+  process.exit(1);
+});
 // BENCH_PROFILE=<service> writes a CPU profile of that service to /tmp/svc-profiles.
 function start(name) {
   const flags = process.env.BENCH_PROFILE === name ? ["--cpu-prof", "--cpu-prof-dir=/tmp/svc-profiles"] : [];
@@ -99,27 +117,41 @@ pending = 0;
 for (const k of Object.keys(statuses)) delete statuses[k];
 const result = await load(Number(values.duration));
 const lookupsPerS = result.requests.average;
-console.log(
-  JSON.stringify(
-    {
-      command: `node bench/live-lookups.mjs ${process.argv.slice(2).join(" ")}`.trim(),
-      simulator_latency_ms: Number(values.latency),
-      check_workers: Number(values.workers),
-      worker_concurrency: Number(values["worker-concurrency"]),
-      numbers_per_lookup: perRequest,
-      connections: Number(values.connections),
-      lookups: result.requests.total,
-      lookups_per_s: Math.round(lookupsPerS),
-      checks_per_s: Math.round(lookupsPerS * perRequest),
-      answered_pending_202: pending,
-      non_2xx: result.non2xx,
-      statuses,
-      sample_error: sampleError,
-      latency_ms: { p50: result.latency.p50, p99: result.latency.p99 },
-    },
-    null,
-    2,
-  ),
-);
+const figures = {
+  command: `node bench/live-lookups.mjs ${process.argv.slice(2).join(" ")}`.trim(),
+  simulator_latency_ms: Number(values.latency),
+  check_workers: Number(values.workers),
+  worker_concurrency: Number(values["worker-concurrency"]),
+  numbers_per_lookup: perRequest,
+  connections: Number(values.connections),
+  lookups: result.requests.total,
+  lookups_per_s: Math.round(lookupsPerS),
+  checks_per_s: Math.round(lookupsPerS * perRequest),
+  answered_pending_202: pending,
+  non_2xx: result.non2xx,
+  statuses,
+  sample_error: sampleError,
+  latency_ms: { p50: result.latency.p50, p99: result.latency.p99 },
+};
+if (ceilings) {
+  // The issue's latency targets are for one number, unloaded (one connection), at a 0 ms source.
+  const unloaded = perRequest === 1 && Number(values.connections) === 1 && Number(values.latency) === 0;
+  const clean = result.requests.total > 0 && result.non2xx === 0 && result.errors === 0 && pending === 0; // no verdict on failed or unanswered lookups
+  const tag = `${perRequest} number(s), ${values.connections} connection(s), ${values.latency} ms source`;
+  figures.ceilings = { measured_at: ceilings.measured_at, http: ceilings.http, insert: ceilings.insert, redis: ceilings.redis };
+  figures.ratios = [
+    ratioRow({ figure: `Live lookup p50 (${tag}) ÷ bare http round trip p50`, value: result.latency.p50, unit: "ms", ceiling: "http round trip p50", ceilingValue: ceilings.http.round_trip_ms.p50, ceilingUnit: "ms", ...(unloaded ? { target: "p50 < 8 ms", met: clean && result.latency.p50 < 8 } : {}) }),
+    ratioRow({ figure: `Live lookup p99 (${tag}) ÷ bare http round trip p99`, value: result.latency.p99, unit: "ms", ceiling: "http round trip p99", ceilingValue: ceilings.http.round_trip_ms.p99, ceilingUnit: "ms", ...(unloaded ? { target: "p99 < 25 ms", met: clean && result.latency.p99 < 25 } : {}) }),
+    // Unloaded, the floor is a handful of Redis and Postgres round trips; loaded, throughput is the figure.
+    ...(Number(values.connections) === 1
+      ? [
+          ratioRow({ figure: `Live lookup p50 (${tag}) ÷ Redis PING p50`, value: result.latency.p50, unit: "ms", ceiling: "redis PING p50", ceilingValue: ceilings.redis.ping_ms.p50, ceilingUnit: "ms" }),
+          ratioRow({ figure: `Live lookup p50 (${tag}) ÷ pg insert round trip p50`, value: result.latency.p50, unit: "ms", ceiling: "pg insert round trip p50", ceilingValue: ceilings.insert.round_trip_ms.insert.p50, ceilingUnit: "ms" }),
+        ]
+      : [ratioRow({ figure: `Live checks/s (${tag}) ÷ single-row inserts/s`, value: figures.checks_per_s, unit: "checks/s", ceiling: "insert", ceilingValue: ceilings.insert.inserts_per_s, ceilingUnit: "inserts/s" })]),
+  ];
+  printRatios(figures.ratios);
+}
+console.log(JSON.stringify(figures, null, 2));
 for (const c of children) c.kill("SIGTERM");
 await sim.close();

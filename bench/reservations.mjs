@@ -2,7 +2,12 @@
 // Reservation throughput and the latency that rate limiting plus reservation add to
 // a request, measured against the local Postgres and Redis (no HTTP, no fleet).
 //
-//   node bench/reservations.mjs [--concurrency 16] [--duration 10] [--accounts 1]
+//   node bench/reservations.mjs [--concurrency 16] [--duration 10] [--accounts 1] [--ceilings FILE|none]
+//
+// Reservations/s are printed as a ratio to single-row inserts/s through pg with the
+// gateway's pool settings, and the added latency to one client's sequential insert
+// plus Redis PING round trips (bench/lib/ceilings.mjs), measured at the start of the
+// run (or read from a bench/ceiling.mjs JSON taken just before).
 //
 // Each operation is what the gateway does for a live request before any check:
 // one GCRA rate-limit script in Redis, then one transaction that reserves the
@@ -14,6 +19,7 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { Redis } from "ioredis";
 import { ensureDotEnv, ROOT } from "../scripts/lib.mjs";
+import { CEILING_OPTIONS, ceilingsFor, printRatios, ratioRow } from "./lib/ceilings.mjs";
 
 ensureDotEnv();
 const require = createRequire(import.meta.url);
@@ -27,8 +33,10 @@ const { values } = parseArgs({
     accounts: { type: "string", default: "1" },
     turns: { type: "string", default: "3" },
     rate: { type: "string", default: "0" },
+    ...CEILING_OPTIONS,
   },
 });
+const ceilings = await ceilingsFor(values.ceilings, ["insert", "redis"], { insertDuration: 5 });
 const concurrency = Number(values.concurrency);
 const durationMs = Number(values.duration) * 1000;
 
@@ -86,23 +94,28 @@ async function worker() {
 await Promise.all(Array.from({ length: concurrency }, worker));
 latencies.sort((x, y) => x - y);
 const pct = (p) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] * 100) / 100;
-console.log(
-  JSON.stringify(
-    {
-      command: `node bench/reservations.mjs ${process.argv.slice(2).join(" ")}`.trim(),
-      accounts: accounts.length,
-      concurrency,
-      target_rate: rate || "max",
-      duration_s: durationMs / 1000,
-      reservations: ops,
-      refused,
-      reservations_per_s: Math.round(ops / (durationMs / 1000)),
-      added_latency_ms: { p50: pct(50), p90: pct(90), p99: pct(99) },
-    },
-    null,
-    2,
-  ),
-);
+const figures = {
+  command: `node bench/reservations.mjs ${process.argv.slice(2).join(" ")}`.trim(),
+  accounts: accounts.length,
+  concurrency,
+  target_rate: rate || "max",
+  duration_s: durationMs / 1000,
+  reservations: ops,
+  refused,
+  reservations_per_s: Math.round(ops / (durationMs / 1000)),
+  added_latency_ms: { p50: pct(50), p90: pct(90), p99: pct(99) },
+};
+if (ceilings) {
+  const floor = Math.round((ceilings.insert.round_trip_ms.insert.p50 + ceilings.redis.ping_ms.p50) * 1000) / 1000;
+  const tag = `${accounts.length} account(s), ${rate ? `${rate}/s paced` : `flat out, ${concurrency} concurrent`}`;
+  figures.ceilings = { measured_at: ceilings.measured_at, insert: ceilings.insert, redis: ceilings.redis };
+  figures.ratios = [
+    ratioRow({ figure: `Reservations/s (${tag})`, value: figures.reservations_per_s, unit: "/s", ceiling: "insert", ceilingValue: ceilings.insert.inserts_per_s, ceilingUnit: "inserts/s", ...(!rate && accounts.length === 1 ? { target: "≥ 1,000/s", met: figures.reservations_per_s >= 1000 } : {}) }),
+    ratioRow({ figure: `Added latency p50 (${tag})`, value: figures.added_latency_ms.p50, unit: "ms", ceiling: "pg insert + Redis PING round trips p50", ceilingValue: floor, ceilingUnit: "ms", ...(rate ? { target: "< 2 ms", met: figures.added_latency_ms.p50 < 2 } : {}) }),
+  ];
+  printRatios(figures.ratios);
+}
+console.log(JSON.stringify(figures, null, 2));
 await s.pool.query(`DELETE FROM reservations WHERE account_id = ANY($1)`, [accounts.map((a) => a.id)]);
 await s.pool.query(`DELETE FROM accounts WHERE id = ANY($1)`, [accounts.map((a) => a.id)]);
 await s.close();

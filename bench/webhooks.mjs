@@ -4,7 +4,12 @@
 // receiver, and the delay from an event being recorded to its first delivery
 // attempt (p50/p99) at a steady offered rate.
 //
-//   node bench/webhooks.mjs [--flood 20000] [--rate 500] [--seconds 20] [--endpoints 20] [--concurrency N] [--cpu-prof DIR]
+//   node bench/webhooks.mjs [--flood 20000] [--rate 500] [--seconds 20] [--endpoints 20] [--concurrency N] [--cpu-prof DIR] [--ceilings FILE|none]
+//
+// Deliveries per second are printed as ratios to ceilings (bench/lib/ceilings.mjs)
+// measured at the start of the run (or read from a bench/ceiling.mjs JSON taken just
+// before): a bare node:http cluster's req/s (16 connections; the gateway's process
+// count) and single-row inserts/s through pg (a delivery writes two statements).
 //
 // Events are recorded the way producers record them (an INSERT into `events`, then
 // an event.dispatch message after commit), in batches every 20 ms. The receiver runs
@@ -17,6 +22,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { ensureDotEnv, ROOT } from "../scripts/lib.mjs";
+import { CEILING_OPTIONS, ceilingsFor, printRatios, ratioRow } from "./lib/ceilings.mjs";
 
 ensureDotEnv();
 const require = createRequire(import.meta.url);
@@ -37,8 +43,11 @@ const { values } = parseArgs({
     concurrency: { type: "string", default: "" },
     /** Write a V8 CPU profile of the dispatcher to this directory. */
     "cpu-prof": { type: "string", default: "" },
+    ...CEILING_OPTIONS,
   },
 });
+// The ceilings first, before the dispatcher starts.
+const ceilings = await ceilingsFor(values.ceilings, ["http", "insert"], { httpDuration: 5, insertDuration: 5 });
 const FLOOD = Number(values.flood);
 const RATE = Number(values.rate);
 const SECONDS = Number(values.seconds);
@@ -161,6 +170,16 @@ for (const req of receiver.requests.filter((_, i) => i % Math.max(1, Math.floor(
 }
 results.signatures_verified = verified;
 
+if (ceilings) {
+  const perS = results.flood.deliveries_per_second;
+  results.ceilings = { measured_at: ceilings.measured_at, http: ceilings.http, insert: ceilings.insert };
+  results.ratios = [
+    ratioRow({ figure: `Signed deliveries/s, one dispatcher (flood of ${FLOOD})`, value: perS, unit: "/s", ceiling: `bare http (${ceilings.http.processes} proc)`, ceilingValue: ceilings.http.req_per_s, ceilingUnit: "req/s", target: "≥ 500/s", met: perS >= 500 && results.flood.delivered === FLOOD }),
+    ratioRow({ figure: "Signed deliveries/s ÷ single-row inserts/s", value: perS, unit: "/s", ceiling: "insert", ceilingValue: ceilings.insert.inserts_per_s, ceilingUnit: "inserts/s" }),
+    ratioRow({ figure: `Event recorded → first attempt p99 at ${results.steady.offered_per_second}/s offered`, value: results.steady.first_attempt_ms.p99, unit: "ms", ceiling: "", ceilingValue: NaN, ceilingUnit: "", target: "p99 < 1 s", met: results.steady.first_attempt_ms.p99 < 1000 && results.steady.delivered >= results.steady.events }),
+  ];
+  printRatios(results.ratios);
+}
 console.log(JSON.stringify(results, null, 2));
 dispatcher.kill("SIGTERM");
 await sleep(1_000);

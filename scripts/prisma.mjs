@@ -17,14 +17,7 @@ const env = {
   CHECKPOINT_DISABLE: "1",
   NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --require ${hook}`.trim(),
 };
-if (!env.DATABASE_URL) {
-  try {
-    process.loadEnvFile(path.join(root, ".env.local"));
-    env.DATABASE_URL = process.env.DATABASE_URL;
-  } catch {
-    /* no .env.local: fall back to the default below */
-  }
-}
+// DATABASE_URL from the environment, or the documented default (never from .env.local: it holds secrets only).
 env.DATABASE_URL ??= "postgresql://postgres@127.0.0.1:5432/svc_validate";
 
 const cli = path.join(root, "node_modules", "prisma", "build", "index.js");

@@ -92,7 +92,7 @@ describe("POST /v1/jobs (JSON) with a test key", () => {
       [4, "email", TEST.catchall, ["email"]],
     ]);
     expect(rows[0]?.checks).toEqual([
-      expect.objectContaining({ service: "carrier", status: "ok", registered: null, attributes: { line_type: "voip", carrier: "Test VoIP", country: "US" }, billed: false, cached: false }),
+      expect.objectContaining({ service: "carrier", status: "ok", registered: null, attributes: { line_type: "voip", carrier: "Test VoIP", country: "US", carrier_source: "allocation" }, billed: false, cached: false }),
       expect.objectContaining({ service: "signal.registered", status: "ok", registered: false, billed: false }),
     ]);
     expect(rows[1]?.checks.map((c) => c.status)).toEqual(["invalid", "invalid"]);

@@ -19,7 +19,7 @@ const HEADER = [
   "number.spam.voip_range", "number.spam.top_category", "number.spam.first_seen", "number.spam.last_seen", "number.spam.sources",
   "number.spam.billed",
   "whatsapp.status", "whatsapp.registered", "whatsapp.business", "whatsapp.billed",
-  "carrier.status", "carrier.registered", "carrier.line_type", "carrier.carrier", "carrier.country", "carrier.billed",
+  "carrier.status", "carrier.registered", "carrier.line_type", "carrier.carrier", "carrier.country", "carrier.carrier_source", "carrier.billed",
   "signal.registered.status", "signal.registered.registered", "signal.registered.billed",
   "email.status", "email.registered", "email.catch_all", "email.disposable", "email.mx_found", "email.billed",
 ];

@@ -248,7 +248,7 @@ describe("nothing is lost when processes die or Redis is emptied mid-job", () =>
     expect(await claimChunk(gw.store.pool, id, 0, new Date(), 60_000)).not.toBeNull(); // a worker took chunk 0…
     expect((await gw.http().delete(`/v1/jobs/${id}`).set(bearer(k.key))).body).toMatchObject({ status: "cancelled", finished_at: null });
     // …and its processing failed for good.
-    expect(await withTransaction(gw.store.pool, (c) => abandonCancelledChunk(c, id, 0, new Date()))).toBe(true);
+    expect(await withTransaction(gw.store.pool, (c) => abandonCancelledChunk(c, id, 0, new Date()))).toMatchObject({ eventIds: [] });
     const job = (await gw.http().get(`/v1/jobs/${id}`).set(bearer(k.key))).body;
     expect(job).toMatchObject({ status: "cancelled", progress: { done: 80, conclusive: 0, non_billable: 80 } });
     expect(job.finished_at).not.toBeNull();

@@ -13,6 +13,7 @@ async function main(argv: string[]): Promise<number> {
   let store: Store | undefined;
   try {
     const config = loadAdminConfig();
+    if (!process.env.DATABASE_URL) process.stderr.write(`${defaultDatabaseNotice(config.DATABASE_URL)}\n`);
     store = createStore({ databaseUrl: config.DATABASE_URL, poolSize: 2, applicationName: "admin-cli" });
     const result = await runCommand(argv, { store, secret: config.KEY_HASH_SECRET, now: () => new Date() });
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
@@ -24,6 +25,16 @@ async function main(argv: string[]): Promise<number> {
   } finally {
     await store?.close();
   }
+}
+
+/**
+ * Said on stderr when DATABASE_URL is unset: the CLI writes to the documented
+ * default database, which may not be the one a fleet started with another
+ * DATABASE_URL uses (`.env.local` holds secrets only, never connection settings).
+ */
+function defaultDatabaseNotice(url: string): string {
+  const u = new URL(url);
+  return `DATABASE_URL is not set: using the default database ${u.hostname}:${u.port || "5432"}${u.pathname} (set DATABASE_URL to use another)`;
 }
 
 main(process.argv.slice(2)).then((code) => process.exit(code));

@@ -5,6 +5,7 @@ import { keyCreate } from "./commands/key-create";
 import { keyRevoke } from "./commands/key-revoke";
 import { accountSet } from "./commands/account-set";
 import { balanceChange } from "./commands/balance";
+import { carrierImport } from "./commands/carrier-import";
 import { checkSwitch, priceSet } from "./commands/prices";
 import { ledgerReconcile } from "./commands/reconcile";
 import { spamImport } from "./commands/spam-import";
@@ -27,6 +28,7 @@ const COMMANDS: Record<string, Command> = {
   "check disable": checkSwitch(false),
   "ledger reconcile": ledgerReconcile,
   "spam import": spamImport,
+  "carrier import": carrierImport,
   "webhook attempts": webhookAttempts,
   "webhook redeliver": webhookRedeliver,
 };
@@ -45,6 +47,8 @@ export const USAGE = `usage: npm run admin -- <command> [--flags]
   ledger reconcile --account ID
   spam import --source ftc|fcc|regulator|community|unassigned --file PATH [--format csv|tsv] [--country US|CA|DE]
                            (--country: national numbers of regulator/community/unassigned files; see docs/spam-importers.md)
+  carrier import --source nanpa-co|nanpa-thousands|bnetza|ofcom --file PATH [--file PATH…] [--encoding auto|utf-8|windows-1252]
+                           (replaces all of that source's number blocks with the files'; see docs/carrier-importers.md)
   webhook attempts --event ID                                (every delivery of an event and each attempt)
   webhook redeliver --event ID                               (send the event again, same webhook-id)
 Amounts are US dollars, e.g. 25 or 12.50.`;

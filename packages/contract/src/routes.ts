@@ -124,7 +124,7 @@ export const ROUTES: RouteDef[] = [
     method: "get",
     path: "/v1/jobs/{id}",
     tag: "Bulk jobs",
-    summary: "Read a job's status, progress and cost, optionally waiting for a final status",
+    summary: "Read a job's status, progress and cost, optionally waiting until it has finished",
     auth: "key",
     scopes: ["jobs:read", "jobs:read_all"],
     query: WaitQuery,

@@ -1,8 +1,9 @@
 import type { CommonEnv } from "@svc/config";
-import { createConsumer, createRedis, Producer, waitForRedis, watchQueue, type Handlers, type QueueName } from "@svc/queues";
+import { createConsumer, createRedis, Producer, watchQueue, type Handlers, type QueueName } from "@svc/queues";
 import { createLogger, ShutdownManager, type Logger } from "@svc/runtime";
 import { createStore, type Store } from "@svc/store";
 import type { Redis } from "ioredis";
+import { awaitDependencies } from "./dependencies";
 import { startServiceOps } from "./service-ops";
 
 export type WorkerContext = {
@@ -50,7 +51,7 @@ export async function runWorkerService<Q extends QueueName>(opts: WorkerServiceO
   });
   const redis = createRedis(config.REDIS_URL, "producer", opts.name);
   const blocking = createRedis(config.REDIS_URL, "worker", `${opts.name}-worker`);
-  await Promise.all([waitForRedis(redis), waitForRedis(blocking), store.pool.query("SELECT 1")]);
+  await awaitDependencies({ store, redis: [redis, blocking], config });
   const producer = new Producer(redis, config.REDIS_PREFIX, (err) => logger.error({ err }, "queue error"));
   const ctx: WorkerContext = { logger, store, redis, producer, prefix: config.REDIS_PREFIX, now: () => new Date() };
 

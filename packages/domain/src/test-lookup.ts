@@ -24,29 +24,31 @@ export function answerTestRows(rows: readonly PreparedRow[], checks: readonly Ch
   let pendingSeconds = 0;
   let unavailable = false;
   const at = checkedAt.toISOString();
+  // The checks that apply to each input kind, once per request rather than once per row.
+  const checksFor = { number: checks.filter((c) => checkDef(c).input === "number"), email: checks.filter((c) => checkDef(c).input === "email") };
   const out = rows.map((row): ResultRow => {
     const profile = row.status === "valid" ? testProfileFor(row) : undefined;
     if (profile?.unavailable) unavailable = true;
     const rowStatus = profile?.rowStatus ?? row.status;
     const pending = !settled && (profile?.pendingSeconds ?? 0) > 0;
     if (profile?.pendingSeconds) pendingSeconds = Math.max(pendingSeconds, profile.pendingSeconds);
-    const results = checks
-      .filter((c) => checkDef(c).input === row.kind)
-      .map((service): CheckResult => {
-        const skipped = SKIPPED[rowStatus];
-        if (skipped) return { service, status: skipped, registered: null, attributes: null, cached: false, billed: false, checked_at: null };
-        if (pending) return { service, status: "pending", registered: null, attributes: null, cached: false, billed: false, checked_at: null };
-        const answer: Answer = profile?.answers[service] ?? derivedAnswer(service, row);
-        return {
-          service,
-          status: answer.status,
-          registered: answer.registered,
-          attributes: answer.attributes ? structuredClone(answer.attributes) : null,
-          cached: false,
-          billed: false,
-          checked_at: at,
-        };
-      });
+    const results = checksFor[row.kind].map((service): CheckResult => {
+      const skipped = SKIPPED[rowStatus];
+      if (skipped) return { service, status: skipped, registered: null, attributes: null, cached: false, billed: false, checked_at: null };
+      if (pending) return { service, status: "pending", registered: null, attributes: null, cached: false, billed: false, checked_at: null };
+      // A documented value's answer is shared: copied. A derived one is made for this row.
+      const documented = profile?.answers[service];
+      const answer: Answer = documented ?? derivedAnswer(service, row);
+      return {
+        service,
+        status: answer.status,
+        registered: answer.registered,
+        attributes: answer.attributes ? (documented ? structuredClone(answer.attributes) : answer.attributes) : null,
+        cached: false,
+        billed: false,
+        checked_at: at,
+      };
+    });
     return {
       row_no: row.rowNo,
       kind: row.kind,

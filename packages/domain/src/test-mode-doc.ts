@@ -1,5 +1,20 @@
 import { PUBLIC_SANDBOX_KEY } from "./api-key";
-import { TEST_EMAIL_DOMAIN, TEST_PROFILES } from "./test-mode";
+import { scoreSpam, type SignalClass } from "./spam-score";
+import { TEST_EMAIL_DOMAIN, TEST_MODE_SPAM_AS_OF, TEST_PROFILES, TEST_SPAM_EVIDENCE } from "./test-mode";
+
+/** One line per documented number with reports: the reports behind its spam answer and the answer. */
+function spamEvidenceRows(): string {
+  const rows: string[] = [];
+  for (const [value, evidence] of Object.entries(TEST_SPAM_EVIDENCE)) {
+    const classes = (Object.entries(evidence.classes) as Array<[SignalClass, NonNullable<(typeof evidence.classes)[SignalClass]>]>).map(
+      ([cls, c]) => `${cls}: ${c.reports} (${c.weighted} counted), ${c.first === c.last ? c.first : `${c.first} to ${c.last}`}`,
+    );
+    if (classes.length === 0) continue;
+    const a = scoreSpam(evidence).attributes as Record<string, unknown>;
+    rows.push(`| \`${value}\` | ${classes.join("; ")} | ${String(a.risk_level)}, ${String(a.risk_score)} |`);
+  }
+  return rows.join("\n");
+}
 
 /** docs/test-mode.md, generated from the table the service answers from (so they cannot drift). */
 export function renderTestModeMarkdown(): string {
@@ -42,6 +57,18 @@ offender), jobs of at most 10 rows, no webhooks, and is limited per IP address t
 | Number | Answer |
 |---|---|
 ${TEST_PROFILES.filter((p) => p.kind === "number").map(row).join("\n")}
+
+## Spam answers
+
+A test number's \`number.spam\` answer is what live scoring answers for a fixed set
+of reports, scored as of ${TEST_MODE_SPAM_AS_OF} with the live recency windows (an
+older report counts as a half or a quarter of one; see docs/spam-importers.md,
+"Recency and weight"), so every value here is one a live key can get. The same holds
+for the derived answers of other numbers. The reports behind the documented ones:
+
+| Number | Reports per class (weighted count), days | Answer |
+|---|---|---|
+${spamEvidenceRows()}
 
 ## Test e-mail addresses (domain \`${TEST_EMAIL_DOMAIN}\`)
 

@@ -3,6 +3,7 @@ import { parseEmail } from "./email";
 import { numberTypeOf, parseNumber } from "./phone";
 import type { CheckResult } from "./results";
 import { prepareRows, type PreparedRow } from "./rows";
+import { scoreSpam, weighReports, type SpamEvidence } from "./spam-score";
 import { answerTestRows, rowFromStored } from "./test-lookup";
 import {
   TEST_EMAIL_DOMAIN,
@@ -10,7 +11,10 @@ import {
   derivedAnswer,
   isDocumentedTestValue,
   isTestValue,
-  spamAnswer,
+  TEST_SPAM_EVIDENCE,
+  derivedSpamEvidence,
+  derivedSpamReports,
+  TEST_MODE_SPAM_AS_OF,
   testProfileFor,
   type Answer,
 } from "./test-mode";
@@ -64,6 +68,13 @@ describe("TEST_PROFILES", () => {
       expect(p.summary.length).toBeGreaterThan(10);
       if (Object.keys(p.answers).length === 0) continue;
       for (const code of CHECK_CODES.filter((c) => checkDef(c).input === p.kind)) expect([p.value, code, p.answers[code]?.status]).toEqual([p.value, code, expect.any(String)]);
+    }
+  });
+
+  it("answers with exactly the attributes the catalog lists for each check, like live answers", () => {
+    for (const [code, answer] of allAnswers()) {
+      if (answer.attributes === null) continue;
+      expect([code, Object.keys(answer.attributes).sort()]).toEqual([code, checkDef(code).attributes.map((a) => a.name).sort()]);
     }
   });
 
@@ -128,19 +139,78 @@ describe("TEST_PROFILES", () => {
   });
 });
 
-describe("spamAnswer", () => {
-  it("counts independent signal classes and marks no_reports as not registered", () => {
-    expect(spamAnswer({ level: "no_reports", score: 0 })).toMatchObject({ status: "ok", registered: false, attributes: { sources: 0, voip_range: false } });
-    const high = spamAnswer({ level: "high", score: 90, regulator: true, community: true, voip: true });
-    expect(high).toMatchObject({
-      status: "ok",
-      registered: true,
-      attributes: { risk_level: "high", sources: 2, reason_regulator: true, reason_government: false, reason_community: true, voip_range: true },
-    });
+/** The most one class can score on its own in live scoring (regulator 75, government 40, community 35, unassigned 20). */
+const SINGLE_CLASS_MAX: Record<string, number> = { reason_regulator: 75, reason_government: 40, reason_community: 35, reason_unassigned: 20 };
+
+/** What live scoring can never answer, whatever the reports (issue 13: 35 for unassigned alone, 45 for government alone). */
+function expectLiveScoringCouldAnswer(a: Answer): void {
+  const attrs = a.attributes as Record<string, unknown>;
+  const reasons = Object.keys(SINGLE_CLASS_MAX).filter((r) => attrs[r] === true);
+  if (reasons.length === 1) expect(attrs.risk_score as number).toBeLessThanOrEqual(SINGLE_CLASS_MAX[reasons[0] as string] as number);
+  if (reasons.length === 1 && !attrs.reason_regulator) expect(attrs.risk_level).not.toBe("high");
+}
+
+describe("test-mode spam answers come from live scoring", () => {
+  const spamProfiles = numberProfiles.filter((p) => p.answers["number.spam"]?.status === "ok");
+
+  it("answers every documented test number with scoreSpam of its fixed evidence", () => {
+    expect(spamProfiles.length).toBeGreaterThanOrEqual(7);
+    for (const p of spamProfiles) {
+      const evidence = TEST_SPAM_EVIDENCE[p.value];
+      expect([p.value, evidence === undefined]).toEqual([p.value, false]);
+      expect(p.answers["number.spam"]).toEqual(scoreSpam(evidence as SpamEvidence));
+      expectLiveScoringCouldAnswer(p.answers["number.spam"] as Answer);
+    }
+    // The pending numbers answer like the clean one.
+    expect(profile("+12025550107").answers["number.spam"]).toEqual(profile("+12025550100").answers["number.spam"]);
   });
 
-  it("does not count the VoIP hint as a source", () => {
-    expect(spamAnswer({ level: "low", score: 5, voip: true }).attributes?.sources).toBe(0);
+  it("scores the unassigned-only and government-only numbers within live scoring's caps", () => {
+    expect(profile("+12025550104").answers["number.spam"]?.attributes).toMatchObject({
+      risk_level: "low",
+      risk_score: 20,
+      reason_unassigned: true,
+      reason_government: false,
+      voip_range: true,
+      first_seen: "2026-08",
+      last_seen: "2026-08",
+      sources: 1,
+    });
+    expect(profile("+12025550102").answers["number.spam"]?.attributes).toMatchObject({
+      risk_level: "medium",
+      risk_score: 36,
+      reason_government: true,
+      sources: 1,
+      top_category: "telemarketing",
+      first_seen: "2025-01",
+      last_seen: "2026-09",
+    });
+    expect(profile("+12025550101").answers["number.spam"]?.attributes).toMatchObject({ risk_level: "high", risk_score: 94, top_category: "impersonation", first_seen: "2024-03", last_seen: "2026-10", sources: 3 });
+    expect(profile("+14165550100").answers["number.spam"]?.attributes).toMatchObject({ risk_level: "high", risk_score: 75, sources: 1, first_seen: "2025-11", last_seen: "2026-10" });
+    expect(profile("+12025550103").answers["number.spam"]?.attributes).toMatchObject({ risk_level: "low", risk_score: 8, sources: 1 });
+  });
+
+  it("weighs derived reports per group exactly as report by report (same evidence, key order included)", () => {
+    let withReports = 0;
+    for (let i = 0; i < 3_000; i += 1) {
+      const row = usNumber(i);
+      const { reports, voip } = derivedSpamReports(row);
+      if (reports.length > 0) withReports += 1;
+      const grouped = derivedSpamEvidence(row);
+      const single = weighReports(reports, TEST_MODE_SPAM_AS_OF, voip);
+      expect(grouped).toEqual(single);
+      expect(Object.keys(grouped.classes)).toEqual(Object.keys(single.classes));
+    }
+    expect(withReports).toBeGreaterThan(500);
+  });
+
+  it("answers every other number with scoreSpam of its derived evidence", () => {
+    for (let i = 0; i < 300; i += 1) {
+      const row = usNumber(i);
+      const answer = derivedAnswer("number.spam", row);
+      expect(answer).toEqual(scoreSpam(derivedSpamEvidence(row)));
+      expectLiveScoringCouldAnswer(answer);
+    }
   });
 });
 

@@ -3,6 +3,7 @@ import { coversCountry, type CheckCode } from "./checks";
 import { lineTypeName, numberTypeOf } from "./phone";
 import type { PreparedRow } from "./rows";
 import type { CheckStatus, IdentifierStatus } from "./results";
+import { scoreSpam, weighReportGroups, weighReports, type DatedReport, type DatedReportGroup, type SignalClass, type SpamEvidence } from "./spam-score";
 
 /**
  * Test mode: fixed data, never billed, never reaches a data source. Documented test
@@ -28,39 +29,66 @@ export type TestProfile = {
   answers: Partial<Record<CheckCode, Answer>>;
 };
 
-type SpamFacts = {
-  level: "high" | "medium" | "low" | "no_reports";
-  score: number;
-  regulator?: boolean;
-  government?: boolean;
-  community?: boolean;
-  unassigned?: boolean;
-  voip?: boolean;
-  category?: string;
-  first?: string;
-  last?: string;
+/** Test-mode spam answers are scored as of this day, from the reports below (fixed forever). */
+export const TEST_MODE_SPAM_AS_OF = "2026-11-01";
+
+/** `count` reports of one class on one day, with a category code (or none). */
+type ReportGroup = readonly [signalClass: SignalClass, count: number, day: string, category?: string];
+
+const dated = (groups: readonly ReportGroup[]): DatedReport[] =>
+  groups.flatMap(([signalClass, count, day, category]) => Array.from({ length: count }, () => ({ signalClass, day, category: category ?? null })));
+
+/** Reports as the store would hold them for one number, and whether its range is VoIP. */
+export type TestSpamReports = { reports: readonly DatedReport[]; voip: boolean };
+
+const none: TestSpamReports = { reports: [], voip: false };
+
+/**
+ * The reports behind each documented test number's spam answer. Test mode answers
+ * `scoreSpam` of them weighed as of TEST_MODE_SPAM_AS_OF, exactly as live scoring would
+ * (tests/spam imports them into the report store and compares), so a test-mode spam
+ * answer is always one a live key can get.
+ */
+export const TEST_SPAM_REPORTS: Readonly<Record<string, TestSpamReports>> = {
+  "+12025550100": none,
+  // The pending numbers answer like +12025550100 once they complete.
+  "+12025550107": none,
+  "+12025550109": none,
+  "+12025550101": {
+    reports: dated([
+      ["regulator", 1, "2024-03-15", "impersonation"], // over a year old: half weight, 38 points
+      ["government", 12, "2026-06-20", "robocall"], // over 90 days: each counts half
+      ["government", 24, "2026-10-12", "impersonation"], // 30 reports' worth: 40 points (the cap)
+      ["community", 4, "2026-10-20", "impersonation"], // 16 points
+    ]),
+    voip: true,
+  },
+  "+12025550102": {
+    reports: dated([
+      ["government", 6, "2025-01-20", "telemarketing"], // 1 to 3 years: each counts a quarter
+      ["government", 20, "2026-06-10", "telemarketing"], // 90 days to a year: each counts half
+      ["government", 8, "2026-09-15", "telemarketing"], // 19.5 reports' worth: 36 points
+    ]),
+    voip: false,
+  },
+  "+12025550103": { reports: dated([["community", 1, "2026-10-14", "robocall"]]), voip: false },
+  "+12025550104": { reports: dated([["unassigned", 1, "2026-08-20"]]), voip: true },
+  "+14165550100": {
+    reports: dated([
+      ["regulator", 1, "2025-11-14", "fraud"],
+      ["regulator", 1, "2026-10-05", "fraud"],
+    ]),
+    voip: false,
+  },
+  "+493023125000": none,
 };
 
-export function spamAnswer(f: SpamFacts): Answer {
-  const reasons = [f.regulator, f.government, f.community, f.unassigned].filter(Boolean).length;
-  return {
-    status: "ok",
-    registered: f.level !== "no_reports",
-    attributes: {
-      risk_level: f.level,
-      risk_score: f.score,
-      reason_regulator: Boolean(f.regulator),
-      reason_government: Boolean(f.government),
-      reason_community: Boolean(f.community),
-      reason_unassigned: Boolean(f.unassigned),
-      voip_range: Boolean(f.voip),
-      top_category: f.category ?? null,
-      first_seen: f.first ?? null,
-      last_seen: f.last ?? null,
-      sources: reasons,
-    },
-  };
-}
+/** The evidence test mode scores for each documented number (TEST_SPAM_REPORTS, weighed). */
+export const TEST_SPAM_EVIDENCE: Readonly<Record<string, SpamEvidence>> = Object.fromEntries(
+  Object.entries(TEST_SPAM_REPORTS).map(([value, r]) => [value, weighReports(r.reports, TEST_MODE_SPAM_AS_OF, r.voip)]),
+);
+
+const spamOf = (value: keyof typeof TEST_SPAM_EVIDENCE): Answer => scoreSpam(TEST_SPAM_EVIDENCE[value] as SpamEvidence);
 
 const registered = (yes: boolean, attributes: Record<string, unknown> | null = null): Answer => ({
   status: "ok",
@@ -71,7 +99,8 @@ const status = (s: CheckStatus): Answer => ({ status: s, registered: null, attri
 const carrier = (lineType: string, name: string | null, country: string | null): Answer => ({
   status: "ok",
   registered: null,
-  attributes: { line_type: lineType, carrier: name, country },
+  // Like the live source: a named carrier is the block's original allocation.
+  attributes: { line_type: lineType, carrier: name, country, carrier_source: name ? "allocation" : null },
 });
 const hlr = (s: "reachable" | "unreachable" | "invalid", extra: { ported?: boolean; roaming?: boolean } = {}): Answer => ({
   status: "ok",
@@ -92,7 +121,7 @@ const mailbox = (exists: boolean | null, extra: { catchAll?: boolean; disposable
 });
 
 const CLEAN_NUMBER: Partial<Record<CheckCode, Answer>> = {
-  "number.spam": spamAnswer({ level: "no_reports", score: 0 }),
+  "number.spam": spamOf("+12025550100"),
   whatsapp: registered(true, { business: false }),
   carrier: carrier("mobile", "Test Wireless", "US"),
   "signal.registered": registered(true),
@@ -115,7 +144,7 @@ export const TEST_PROFILES: readonly TestProfile[] = [
     kind: "number",
     summary: "known scam line: spam high (regulator, government and community reports), VoIP, not on WhatsApp, unreachable",
     answers: {
-      "number.spam": spamAnswer({ level: "high", score: 94, regulator: true, government: true, community: true, voip: true, category: "impersonation", first: "2024-03", last: "2026-10" }),
+      "number.spam": spamOf("+12025550101"),
       whatsapp: registered(false, { business: false }),
       carrier: carrier("voip", "Test VoIP", "US"),
       "signal.registered": registered(false),
@@ -125,9 +154,9 @@ export const TEST_PROFILES: readonly TestProfile[] = [
   {
     value: "+12025550102",
     kind: "number",
-    summary: "telemarketer: spam medium (government complaints), WhatsApp Business, fixed line, ported",
+    summary: "telemarketer: spam medium (government complaints, older ones counting less: 36 points), WhatsApp Business, fixed line, ported",
     answers: {
-      "number.spam": spamAnswer({ level: "medium", score: 45, government: true, category: "telemarketing", first: "2025-01", last: "2026-09" }),
+      "number.spam": spamOf("+12025550102"),
       whatsapp: registered(true, { business: true }),
       carrier: carrier("fixed_line", "Test Telecom", "US"),
       "signal.registered": registered(false),
@@ -137,9 +166,9 @@ export const TEST_PROFILES: readonly TestProfile[] = [
   {
     value: "+12025550103",
     kind: "number",
-    summary: "single community report: spam low, not on WhatsApp, roaming",
+    summary: "single community report: spam low (8 points), not on WhatsApp, roaming",
     answers: {
-      "number.spam": spamAnswer({ level: "low", score: 12, community: true, category: "robocall", first: "2026-06", last: "2026-06" }),
+      "number.spam": spamOf("+12025550103"),
       whatsapp: registered(false, { business: false }),
       carrier: carrier("mobile", "Test Wireless", "US"),
       "signal.registered": registered(true),
@@ -149,9 +178,9 @@ export const TEST_PROFILES: readonly TestProfile[] = [
   {
     value: "+12025550104",
     kind: "number",
-    summary: "recently offered as unassigned: spam medium (reason_unassigned), VoIP range, WhatsApp unknown, HLR invalid",
+    summary: "recently offered as unassigned: spam low (reason_unassigned, 20 points), VoIP range, WhatsApp unknown, HLR invalid",
     answers: {
-      "number.spam": spamAnswer({ level: "medium", score: 35, unassigned: true, voip: true, first: "2026-08", last: "2026-08" }),
+      "number.spam": spamOf("+12025550104"),
       whatsapp: status("unknown"),
       carrier: carrier("voip", "Test VoIP", "US"),
       "signal.registered": status("unknown"),
@@ -178,9 +207,9 @@ export const TEST_PROFILES: readonly TestProfile[] = [
   {
     value: "+14165550100",
     kind: "number",
-    summary: "Canada: spam high (regulator action), on WhatsApp",
+    summary: "Canada: spam high (regulator actions: 75 points), on WhatsApp",
     answers: {
-      "number.spam": spamAnswer({ level: "high", score: 80, regulator: true, category: "fraud", first: "2025-11", last: "2026-10" }),
+      "number.spam": spamOf("+14165550100"),
       whatsapp: registered(true, { business: false }),
       carrier: carrier("mobile", "Test Wireless CA", "CA"),
       "signal.registered": registered(false),
@@ -192,7 +221,7 @@ export const TEST_PROFILES: readonly TestProfile[] = [
     kind: "number",
     summary: "Germany: no spam reports, fixed line, not on WhatsApp",
     answers: {
-      "number.spam": spamAnswer({ level: "no_reports", score: 0 }),
+      "number.spam": spamOf("+493023125000"),
       whatsapp: registered(false, { business: false }),
       carrier: carrier("fixed_line", "Test Festnetz", "DE"),
       "signal.registered": registered(false),
@@ -258,29 +287,74 @@ function units(seed: string): (i: number) => number {
   return (i) => h.readUInt32BE((i % 8) * 4) / 0x1_0000_0000;
 }
 
-function month(u: number): string {
-  const m = Math.floor(u * 36); // 2023-11 .. 2026-10
-  const year = 2023 + Math.floor((m + 10) / 12);
-  return `${year}-${String(((m + 10) % 12) + 1).padStart(2, "0")}`;
+const AS_OF_MS = Date.parse(`${TEST_MODE_SPAM_AS_OF}T00:00:00Z`);
+/** The 1,000 days dayBefore can give, each formatted once. */
+const DAYS_BEFORE: string[] = [];
+
+/** A day at most 999 days before TEST_MODE_SPAM_AS_OF: inside the three-year horizon. */
+function dayBefore(u: number): string {
+  const days = Math.floor(u * 1_000);
+  return (DAYS_BEFORE[days] ??= new Date(AS_OF_MS - days * 86_400_000).toISOString().slice(0, 10));
+}
+
+/**
+ * Deterministic fake reports for a number that is not a documented test value: 70% none,
+ * then a few community reports, government complaints (sometimes with an unassigned
+ * offer), or a regulator action with complaints and reports. The answer is `scoreSpam`
+ * of them, so it is always one that live scoring gives for the same reports.
+ */
+export function derivedSpamReports(row: Pick<PreparedRow, "e164" | "email">): TestSpamReports {
+  const { groups, voip } = derivedSpamGroups(row);
+  return { reports: dated(groups), voip };
+}
+
+const NO_GROUPS: readonly ReportGroup[] = [];
+
+/** derivedSpamReports before its groups are expanded into single reports. */
+function derivedSpamGroups(row: Pick<PreparedRow, "e164" | "email">): { groups: readonly ReportGroup[]; voip: boolean } {
+  const unit = units(`number.spam|${(row.e164 ?? row.email ?? "").toLowerCase()}`);
+  const u = unit(0);
+  // Test data: the VoIP hint is derived like the rest (no line-type lookup per number).
+  const voip = unit(5) < 0.05;
+  if (u < 0.7) return { groups: NO_GROUPS, voip };
+  const category = CATEGORIES[Math.floor(unit(1) * CATEGORIES.length)] as string;
+  const [older, newer] = [dayBefore(unit(2)), dayBefore(unit(3))].sort() as [string, string];
+  const n = unit(4);
+  const groups: ReportGroup[] = [];
+  if (u < 0.85) {
+    const reports = 1 + Math.floor(n * 4);
+    groups.push(["community", 1, older, category], ["community", reports - 1, newer, category]);
+  } else if (u < 0.95) {
+    const reports = 2 + Math.floor(n * 40);
+    groups.push(["government", Math.floor(reports / 2), older, category], ["government", Math.ceil(reports / 2), newer, category]);
+    if (unit(6) < 0.3) groups.push(["unassigned", 1, dayBefore(unit(7) * 0.09)]);
+  } else {
+    groups.push(["regulator", 1, newer, category], ["government", 5 + Math.floor(n * 60), newer, category], ["community", 2 + Math.floor(unit(6) * 30), older, category]);
+  }
+  return { groups, voip };
+}
+
+/**
+ * The evidence test mode scores for a number that is not a documented test value:
+ * `weighReports(derivedSpamReports(row))`, weighed per group of reports rather than per report.
+ */
+export function derivedSpamEvidence(row: Pick<PreparedRow, "e164" | "email">): SpamEvidence {
+  const { groups, voip } = derivedSpamGroups(row);
+  return weighReportGroups(
+    groups.map(([signalClass, count, day, category]): DatedReportGroup => ({ signalClass, day, category: category ?? null, count })),
+    TEST_MODE_SPAM_AS_OF,
+    voip,
+  );
 }
 
 /** Deterministic fake answer for a valid identifier that is not a documented test value. */
 export function derivedAnswer(check: CheckCode, row: Pick<PreparedRow, "e164" | "email" | "domain" | "country" | "numberType">): Answer {
+  // number.spam hashes its own seed (derivedSpamReports); the others share this one.
+  if (check === "number.spam") return coversCountry(check, row.country) ? scoreSpam(derivedSpamEvidence(row)) : status("unsupported_country");
   const id = row.e164 ?? row.email ?? "";
   const unit = units(`${check}|${id.toLowerCase()}`);
   const u = unit(0);
   switch (check) {
-    case "number.spam": {
-      if (!coversCountry(check, row.country)) return status("unsupported_country");
-      // Test data: the VoIP hint is derived like the rest (no line-type lookup per number).
-      const voip = unit(5) < 0.05;
-      const category = CATEGORIES[Math.floor(unit(1) * CATEGORIES.length)] as string;
-      const [first, last] = [month(unit(2)), month(unit(3))].sort();
-      if (u < 0.7) return spamAnswer({ level: "no_reports", score: 0, voip });
-      if (u < 0.85) return spamAnswer({ level: "low", score: 5 + Math.floor(unit(4) * 25), community: true, voip, category, first, last });
-      if (u < 0.95) return spamAnswer({ level: "medium", score: 30 + Math.floor(unit(4) * 40), government: true, voip, category, first, last });
-      return spamAnswer({ level: "high", score: 70 + Math.floor(unit(4) * 31), government: true, community: true, voip, category, first, last });
-    }
     case "whatsapp":
       if (u < 0.6) return registered(true, { business: unit(1) < 0.1 });
       if (u < 0.95) return registered(false, { business: false });

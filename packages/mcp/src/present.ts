@@ -64,7 +64,7 @@ export function presentJob(j: Job): Record<string, unknown> {
   const percent = p.checks_total > 0 ? Math.floor((p.done / p.checks_total) * 1000) / 10 : 100;
   const finished = jobFinished(j);
   let next: string;
-  if (j.purged_at) next = "The job's results were deleted.";
+  if (j.purged_at) next = "Its results can no longer be read (get_job_results answers not_found).";
   else if (finished) next = `Read the answers with get_job_results (id "${j.id}"), page by page.`;
   else if (FINAL.has(j.status)) next = `Cancelled; rows already sent are finishing. Call get_job again with wait: 30.`;
   else next = `Still ${j.status}: call get_job with id "${j.id}" and wait: 30 to follow it (free).`;

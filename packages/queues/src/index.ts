@@ -5,3 +5,4 @@ export * from "./consumer";
 export * from "./notifier";
 export * from "./events";
 export * from "./metrics";
+export * from "./inspect";

@@ -5,4 +5,5 @@ export * from "./availability";
 export * from "./vendor-http";
 export * from "./spam-reports";
 export * from "./carrier-offline";
+export * from "./carrier-network";
 export * from "./email";

@@ -19,3 +19,4 @@ export * from "./jobs";
 export * from "./result-rows-copy";
 export * from "./webhook-endpoints";
 export * from "./webhook-deliveries";
+export * from "./carrier-blocks";

@@ -3,7 +3,7 @@ import type { CheckResult } from "@svc/domain";
 import type { Sql } from "./db";
 import type { StoredRow } from "./lookups";
 import { copyRenderedRows, type RowsCopy } from "./result-rows-copy";
-import { settleReservation } from "./settlement";
+import { settleReservation, type SettlementResult } from "./settlement";
 
 export type JobStatus = "queued" | "running" | "completed" | "failed" | "cancelled";
 export const FINAL_JOB_STATUSES: readonly JobStatus[] = ["completed", "failed", "cancelled"];
@@ -223,7 +223,11 @@ export async function chunkRows(
   return rows;
 }
 
-export type ChunkOutcome = { job: JobRecord; finished: boolean; progressDue: boolean } | null;
+/**
+ * A chunk's commit: the job's counters after it, whether it finished the job, and
+ * the job's settlement when it did (its events, e.g. balance.low, to announce).
+ */
+export type ChunkOutcome = { job: JobRecord; finished: boolean; progressDue: boolean; settled: Settled } | null;
 
 /**
  * Writes a chunk's answers and counts its progress, exactly once, and only for the
@@ -269,7 +273,8 @@ export async function completeChunk(
  * Adds a chunk's counts to the job in one UPDATE (the job row is locked only from
  * here to COMMIT). Every check is counted exactly once, so the job is finished
  * exactly when `done` reaches `checks_total` — for a cancelled job too, whose
- * cancelled checks were counted when it was cancelled.
+ * cancelled checks were counted when it was cancelled — and the chunk that
+ * finishes it settles it before COMMIT (settleFinishedJob).
  */
 async function finishChunkAccounting(client: pg.PoolClient, jobId: string, checks: number, conclusive: number, now: Date): Promise<ChunkOutcome> {
   const { rows } = await client.query<JobRecord & { progress_due: boolean; finished_now: boolean }>(
@@ -287,8 +292,35 @@ async function finishChunkAccounting(client: pg.PoolClient, jobId: string, check
   const row = rows[0];
   if (!row) return null;
   const { progress_due, finished_now, ...job } = row;
-  return { job, finished: finished_now, progressDue: progress_due };
+  const settled = finished_now ? await settleFinishedJob(client, jobId, now) : notSettled();
+  return { job, finished: finished_now, progressDue: progress_due, settled };
 }
+
+/**
+ * Settles a job's money in the transaction that finishes it (the last chunk's
+ * commit, a cancel with nothing in flight, the last in-flight chunk of a cancelled
+ * job ending, a failure): every answer is charged or released and the reservation
+ * closed before COMMIT, so whoever sees the job final — a read, a long poll woken
+ * after the commit, the job.completed event recorded in this same transaction —
+ * also sees its final cost. Settlement is per (row, check) under the reservation's
+ * lock, so a chunk's settlement by the billing-ledger, before or after, bills
+ * nothing twice. Returns what was settled (nothing: the reservation was closed
+ * already) and the events the settlement recorded (balance.low).
+ */
+export async function settleFinishedJob(client: pg.PoolClient, jobId: string, now: Date): Promise<Settled> {
+  const { rows } = await client.query<{ id: string }>(`SELECT id FROM reservations WHERE job_id = $1 AND status = 'open'`, [jobId]);
+  const settlements: SettlementResult[] = [];
+  for (const r of rows) settlements.push(await settleReservation(client, r.id, now));
+  return { eventIds: settlements.flatMap((r) => r.eventIds), settlements };
+}
+
+/**
+ * A change that may have finished, and so settled, a job: the settlements it ran
+ * (none when the job is not finished yet), and their events to announce after COMMIT.
+ */
+export type Settled = { eventIds: string[]; settlements: SettlementResult[] };
+
+const notSettled = (): Settled => ({ eventIds: [], settlements: [] });
 
 export async function jobById(sql: Sql, jobId: string): Promise<JobRecord | null> {
   const { rows } = await sql.query<JobRecord>(`SELECT ${JOB_COLUMNS} FROM jobs j LEFT JOIN reservations r ON r.job_id = j.id WHERE j.id = $1`, [jobId]);
@@ -319,84 +351,86 @@ async function cancelChunkRows(client: pg.PoolClient, jobId: string, range: { fi
  * Ends chunks that will not run (`ranges`): their checks are done and free, and the
  * job is final once no chunk is in flight. `cancel` also makes the job `cancelled`.
  */
-async function endChunks(client: pg.PoolClient, jobId: string, ranges: ReadonlyArray<{ first_row: number; last_row: number }>, now: Date, cancel: boolean): Promise<void> {
+async function endChunks(client: pg.PoolClient, jobId: string, ranges: ReadonlyArray<{ first_row: number; last_row: number }>, now: Date, cancel: boolean): Promise<Settled> {
   let checks = 0;
   for (const range of ranges) checks += await cancelChunkRows(client, jobId, range);
-  await client.query(
+  const { rows } = await client.query<{ finished: boolean }>(
     `UPDATE jobs SET done = done + $2, non_billable = non_billable + $2,
             status = CASE WHEN $4 THEN 'cancelled' ELSE status END, cancelled_at = CASE WHEN $4 THEN $3 ELSE cancelled_at END,
             finished_at = CASE WHEN EXISTS (SELECT 1 FROM job_chunks WHERE job_id = $1 AND status = 'running') THEN finished_at ELSE $3 END
-     WHERE id = $1`,
+     WHERE id = $1 RETURNING finished_at IS NOT NULL AS finished`,
     [jobId, checks, now, cancel],
   );
+  return rows[0]?.finished ? settleFinishedJob(client, jobId, now) : notSettled();
 }
 
 /**
  * A cancelled job's in-flight chunk that cannot be finished (its processing failed
- * for good): its rows are cancelled, free, and the job ends if it was the last one
- * in flight. False when the job is not cancelled, the chunk is not running, or
- * (given `token`) another attempt has taken the chunk over since.
+ * for good): its rows are cancelled, free, and the job ends (and settles) if it was
+ * the last one in flight. Null when the job is not cancelled, the chunk is not
+ * running, or (given `token`) another attempt has taken the chunk over since.
  */
-export async function abandonCancelledChunk(client: pg.PoolClient, jobId: string, chunkNo: number, now: Date, token?: number): Promise<boolean> {
+export async function abandonCancelledChunk(client: pg.PoolClient, jobId: string, chunkNo: number, now: Date, token?: number): Promise<Settled | null> {
   const { rows: job } = await client.query(`SELECT status FROM jobs WHERE id = $1 FOR UPDATE`, [jobId]);
-  if (job[0]?.status !== "cancelled") return false;
+  if (job[0]?.status !== "cancelled") return null;
   const { rows } = await client.query<{ first_row: number; last_row: number }>(
     `UPDATE job_chunks SET status = 'cancelled', leased_until = NULL, updated_at = $3
      WHERE job_id = $1 AND chunk_no = $2 AND status = 'running' AND ($4::int IS NULL OR attempts = $4) RETURNING first_row, last_row`,
     [jobId, chunkNo, now, token ?? null],
   );
-  if (!rows[0]) return false;
-  await endChunks(client, jobId, rows, now, false);
-  return true;
+  if (!rows[0]) return null;
+  return endChunks(client, jobId, rows, now, false);
 }
 
 /**
  * Cancels a running job: chunks not yet sent to a source are cancelled and their
  * pending checks marked `cancelled` (free); chunks in flight finish and are billed.
- * The job is final at once when nothing is in flight. Returns false when the job
- * was not running.
+ * The job is final (and settled) at once when nothing is in flight. Null when the
+ * job was not running.
  */
-export async function cancelJob(client: pg.PoolClient, jobId: string, now: Date): Promise<boolean> {
+export async function cancelJob(client: pg.PoolClient, jobId: string, now: Date): Promise<Settled | null> {
   const { rows } = await client.query(`SELECT status FROM jobs WHERE id = $1 FOR UPDATE`, [jobId]);
-  if (!["queued", "running"].includes(rows[0]?.status)) return false;
+  if (!["queued", "running"].includes(rows[0]?.status)) return null;
   const { rows: cancelled } = await client.query<{ first_row: number; last_row: number }>(
     `UPDATE job_chunks SET status = 'cancelled', updated_at = $2 WHERE job_id = $1 AND status = 'queued' RETURNING first_row, last_row`,
     [jobId, now],
   );
-  await endChunks(client, jobId, cancelled, now, true);
-  return true;
+  return endChunks(client, jobId, cancelled, now, true);
 }
 
 /**
  * Deletes a finished job's rows now; later result reads are 404. Settlement reads
- * those rows, so the job's money is settled first, in this transaction: a purge
- * right after completion, before the billing-ledger got to it, must not make the
- * answers free. A cancelled job whose chunks in flight have not finished is not
- * finished yet: null, nothing purged. Returns the settlement's events to announce.
+ * those rows, so the job's money must be settled first: it was, in the transaction
+ * that finished the job; settling again here (nothing twice) covers a job that
+ * finished before that was so. A cancelled job whose chunks in flight have not
+ * finished is not finished yet: null, nothing purged. Returns that settlement (its
+ * events to announce).
  */
-export async function purgeJobResults(client: pg.PoolClient, jobId: string, now: Date): Promise<{ eventIds: string[] } | null> {
+export async function purgeJobResults(client: pg.PoolClient, jobId: string, now: Date): Promise<Settled | null> {
   const { rows } = await client.query<{ id: string }>(
     `SELECT id FROM jobs WHERE id = $1 AND status IN ('completed', 'failed', 'cancelled') AND finished_at IS NOT NULL FOR UPDATE`,
     [jobId],
   );
   if (rows.length === 0) return null;
-  const { rows: reservations } = await client.query<{ id: string }>(`SELECT id FROM reservations WHERE job_id = $1 AND status = 'open'`, [jobId]);
-  const eventIds: string[] = [];
-  for (const r of reservations) eventIds.push(...(await settleReservation(client, r.id, now)).eventIds);
+  const settled = await settleFinishedJob(client, jobId, now);
   await client.query(`UPDATE jobs SET purged_at = COALESCE(purged_at, $2) WHERE id = $1`, [jobId, now]);
   await client.query(`DELETE FROM result_rows WHERE job_id = $1`, [jobId]);
-  return { eventIds };
+  return settled;
 }
 
-/** Marks a job failed (its chunks can never run); unsent rows are released at settlement. */
-export async function failJob(client: pg.PoolClient, jobId: string, code: string, message: string, now: Date): Promise<boolean> {
+/**
+ * Marks a job failed (its chunks can never run) and settles it in the same
+ * transaction: answers already written are charged, unsent rows released. Null
+ * when the job was not running.
+ */
+export async function failJob(client: pg.PoolClient, jobId: string, code: string, message: string, now: Date): Promise<Settled | null> {
   const { rowCount } = await client.query(
     `UPDATE jobs SET status = 'failed', failure_code = $2, failure_message = $3, finished_at = $4 WHERE id = $1 AND status IN ('queued', 'running')`,
     [jobId, code, message, now],
   );
-  if (rowCount === 0) return false;
+  if (rowCount === 0) return null;
   await client.query(`UPDATE job_chunks SET status = 'cancelled', updated_at = $2 WHERE job_id = $1 AND status IN ('queued', 'running')`, [jobId, now]);
-  return true;
+  return settleFinishedJob(client, jobId, now);
 }
 
 /** A chunk that may need a new attempt, with the token of its latest claim (0: never claimed). */

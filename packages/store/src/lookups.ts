@@ -43,51 +43,79 @@ export type NewLookup = {
   rows: StoredRow[];
 };
 
+/** A lookup's rows as the `jsonb_to_recordset` parameter of the lookup inserts. */
+function storedRowsJson(l: NewLookup): string {
+  return JSON.stringify(
+    l.rows.map((r) => ({
+      row_no: r.row_no,
+      kind: r.kind,
+      input_masked: r.input_masked,
+      e164: r.e164,
+      country: r.country,
+      number_status: r.number_status,
+      email: r.email,
+      email_status: r.email_status,
+      checks: r.checks,
+      pending_checks: r.checks.filter((c) => c.status === "pending").length,
+    })),
+  );
+}
+
+/** The parameters of `lookupInsertCtes`, in its order (16 values). */
+export function lookupInsertValues(l: NewLookup): unknown[] {
+  return [
+    l.id,
+    l.accountId,
+    l.apiKeyId,
+    l.livemode,
+    l.status,
+    l.checks,
+    l.rows.length,
+    l.checksTotal,
+    l.status === "completed" ? l.checksTotal : 0,
+    l.webhookEndpointId,
+    l.requestId,
+    l.createdAt,
+    l.completedAt,
+    l.completesAt,
+    l.expiresAt,
+    storedRowsJson(l),
+  ];
+}
+
+/**
+ * A lookup and its rows as the CTEs `lookup` and `stored_rows` of one statement, reading
+ * `lookupInsertValues` from parameter `$first` on; nothing is written unless `when` holds
+ * (the one-statement reservation's condition). Every lookup insert uses this one text.
+ */
+export function lookupInsertCtes(first: number, when = "TRUE"): string {
+  const p = (i: number) => `$${first + i}`;
+  return `lookup AS (
+       INSERT INTO lookups (id, account_id, api_key_id, livemode, status, checks, row_count, checks_total, checks_done,
+                            webhook_endpoint_id, request_id, created_at, completed_at, completes_at, expires_at)
+       SELECT ${p(0)}, ${p(1)}, ${p(2)}, ${p(3)}::boolean, ${p(4)}, ${p(5)}::text[], ${p(6)}::int, ${p(7)}::int, ${p(8)}::int, ${p(9)}, ${p(10)},
+              ${p(11)}::timestamptz, ${p(12)}::timestamptz, ${p(13)}::timestamptz, ${p(14)}::timestamptz
+       WHERE ${when}
+       RETURNING id),
+     stored_rows AS (
+       INSERT INTO result_rows (lookup_id, row_no, kind, input_masked, e164, country, number_status, email, email_status, checks, pending_checks)
+       SELECT lookup.id, r.row_no, r.kind, r.input_masked, r.e164, r.country, r.number_status, r.email, r.email_status, r.checks, r.pending_checks
+       FROM lookup, jsonb_to_recordset(${p(15)}::jsonb) AS r(row_no int, kind text, input_masked text, e164 text, country text,
+            number_status text, email text, email_status text, checks jsonb, pending_checks int)
+       RETURNING 1)`;
+}
+
 /** Inserts a lookup, all its rows and (test mode) its usage in one statement: one round trip, all or nothing. */
 export async function insertLookup(sql: Sql, l: NewLookup): Promise<void> {
-  const rows = l.rows.map((r) => ({
-    row_no: r.row_no,
-    kind: r.kind,
-    input_masked: r.input_masked,
-    e164: r.e164,
-    country: r.country,
-    number_status: r.number_status,
-    email: r.email,
-    email_status: r.email_status,
-    checks: r.checks,
-    pending_checks: r.checks.filter((c) => c.status === "pending").length,
-  }));
   // Named: prepared once per connection, so the hot path skips parse and plan.
   const usage = testUsageRows(l.usage);
   await sql.query({
     name: "insert-lookup",
-    text: `WITH lookup AS (
-       INSERT INTO lookups (id, account_id, api_key_id, livemode, status, checks, row_count, checks_total, checks_done,
-                            webhook_endpoint_id, request_id, created_at, completed_at, completes_at, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-       RETURNING id),
+    text: `WITH ${lookupInsertCtes(1)},
      usage AS (${testUsageUpsert({ account: 2, key: 3, day: 17, codes: 18, checks: 19, conclusive: 21, identifiers: 20 })})
-     INSERT INTO result_rows (lookup_id, row_no, kind, input_masked, e164, country, number_status, email, email_status, checks, pending_checks)
-     SELECT lookup.id, r.row_no, r.kind, r.input_masked, r.e164, r.country, r.number_status, r.email, r.email_status, r.checks, r.pending_checks
-     FROM lookup, jsonb_to_recordset($16::jsonb) AS r(row_no int, kind text, input_masked text, e164 text, country text,
-          number_status text, email text, email_status text, checks jsonb, pending_checks int)`,
+     SELECT 1`,
     values: [
-      l.id,
-      l.accountId,
-      l.apiKeyId,
-      l.livemode,
-      l.status,
-      l.checks,
-      l.rows.length,
-      l.checksTotal,
-      l.status === "completed" ? l.checksTotal : 0,
-      l.webhookEndpointId,
-      l.requestId,
-      l.createdAt,
-      l.completedAt,
-      l.completesAt,
-      l.expiresAt,
-      JSON.stringify(rows),
+      ...lookupInsertValues(l),
       l.usage?.day ?? null,
       usage.map((u) => u.check),
       usage.map((u) => u.checks),
@@ -217,6 +245,71 @@ export async function claimLiveLookup(sql: Sql, id: string, now: Date, leaseMs: 
     [id, now, new Date(now.getTime() + leaseMs)],
   );
   return rows[0] ?? null;
+}
+
+/**
+ * claimLiveLookup and pendingLookupRows in one round trip: the claim (null as
+ * there) with the rows still waiting for answers, read in the claim's statement.
+ * Nothing but a run holding the lease writes those rows, so they are what a
+ * separate read right after the claim would see.
+ */
+export async function claimLiveLookupWithRows(
+  sql: Sql,
+  id: string,
+  now: Date,
+  leaseMs: number,
+): Promise<(LookupClaim & { rows: Awaited<ReturnType<typeof pendingLookupRows>> }) | null> {
+  const { rows } = await sql.query<LookupClaim & { rows: Awaited<ReturnType<typeof pendingLookupRows>> }>({
+    name: "claim-live-lookup-rows",
+    text: `WITH claimed AS (
+       UPDATE lookups SET attempts = attempts + 1, leased_until = $3
+       WHERE id = $1 AND livemode = true AND status = 'pending' AND (leased_until IS NULL OR leased_until <= $2)
+       RETURNING attempts, leased_until)
+     SELECT c.attempts, c.leased_until,
+       COALESCE((SELECT jsonb_agg(jsonb_build_object('row_no', r.row_no, 'kind', r.kind, 'e164', r.e164, 'email', r.email,
+                   'row_status', COALESCE(r.number_status, r.email_status), 'checks', r.checks) ORDER BY r.row_no)
+                 FROM result_rows r WHERE r.lookup_id = $1 AND r.pending_checks > 0), '[]'::jsonb) AS rows
+     FROM claimed c`,
+    values: [id, now, new Date(now.getTime() + leaseMs)],
+  });
+  return rows[0] ?? null;
+}
+
+/**
+ * completeLookup for a live run holding its lease, as one statement (one round
+ * trip, its own transaction), returning the lookup's reservation id (null when it
+ * has none). Undefined when it did not complete the lookup: not this run's to
+ * complete, or answered 202 with a webhook endpoint — that completion records a
+ * `lookup.completed` event in the same transaction — so the caller then runs
+ * completeLookup's transaction, which tells the two apart. Row locks order it
+ * against announcePending as they do completeLookup.
+ */
+export async function completeLiveLookupAlone(
+  sql: Sql,
+  id: string,
+  results: Array<{ row_no: number; checks: CheckResult[] }>,
+  completedAt: Date,
+  token: number,
+): Promise<{ reservationId: string | null } | undefined> {
+  const { rows } = await sql.query<{ done: boolean; reservation_id: string | null }>({
+    name: "complete-live-lookup-alone",
+    text: `WITH done AS (
+       UPDATE lookups l SET status = 'completed', completed_at = $2, checks_done = checks_total, leased_until = NULL
+       WHERE l.id = $1 AND l.status = 'pending' AND l.attempts = $3 AND l.leased_until > $2
+         AND NOT (l.announced_pending AND l.webhook_endpoint_id IS NOT NULL)
+       RETURNING l.id),
+     answered AS (
+       UPDATE result_rows r SET checks = u.checks, pending_checks = 0
+       FROM done, jsonb_to_recordset($4::jsonb) AS u(row_no int, checks jsonb)
+       WHERE r.lookup_id = done.id AND r.row_no = u.row_no
+       RETURNING 1)
+     SELECT EXISTS (SELECT 1 FROM done) AS done,
+            (SELECT v.id FROM reservations v WHERE v.lookup_id = $1) AS reservation_id,
+            (SELECT count(*) FROM answered) AS answered`,
+    values: [id, completedAt, token, JSON.stringify(results)],
+  });
+  const row = rows[0];
+  return row?.done ? { reservationId: row.reservation_id } : undefined;
 }
 
 /** Extends a run's lease while it still holds it (see renewChunkLease); false = lost. */

@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { newId, type UnitPrices } from "@svc/domain";
 import type { KeyedSemaphore } from "./keyed-semaphore";
+import { lookupInsertCtes, lookupInsertValues, type NewLookup } from "./lookups";
 
 export type ReservationRefusal = "insufficient_balance" | "daily_identifiers_cap" | "account_daily_spend_cap" | "key_daily_spend_cap";
 
@@ -32,40 +33,42 @@ export type ReserveInput = {
 export async function reserve(client: pg.PoolClient, r: ReserveInput & { reservationId?: string }): Promise<{ ok: true; reservationId: string } | { ok: false; reason: ReservationRefusal }> {
   const amount = r.amountMicros.toString();
   const reservationId = r.reservationId ?? newId("reservation");
-  await client.query(
-    `INSERT INTO reservations (id, account_id, api_key_id, lookup_id, job_id, amount_micros, unit_prices, day, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8::date, $9)`,
-    [reservationId, r.accountId, r.apiKeyId, r.lookupId ?? null, r.jobId ?? null, amount, JSON.stringify(r.unitPrices), r.day, r.expiresAt],
-  );
-  if (r.keyHasCap) {
-    const key = await client.query(
-      `UPDATE api_keys SET counter_day = $2::date,
+  // One statement, one round trip: the key's cap (when it has one), then the account's
+  // conditions, then the reservation row, each only when the one before it passed.
+  // A refusal leaves the key's counter added to: the caller rolls back, as before.
+  const { rows } = await client.query<{ key_ok: boolean; reserved: boolean }>({
+    name: "reserve",
+    text: `WITH key AS (
+       UPDATE api_keys SET counter_day = $2::date,
               day_spend_micros = (CASE WHEN counter_day = $2::date THEN day_spend_micros ELSE 0 END) + $3::bigint
-       WHERE id = $1 AND (daily_spend_cap_micros IS NULL
+       WHERE $10::boolean AND id = $5 AND (daily_spend_cap_micros IS NULL
               OR (CASE WHEN counter_day = $2::date THEN day_spend_micros ELSE 0 END) + $3::bigint <= daily_spend_cap_micros)
-       RETURNING 1`,
-      [r.apiKeyId, r.day, amount],
-    );
-    if (key.rowCount === 0) return { ok: false, reason: "key_daily_spend_cap" };
-  }
-  const account = await client.query(
-    `UPDATE accounts SET reserved_micros = reserved_micros + $3::bigint,
-            counter_day = $2::date,
-            day_identifiers = (CASE WHEN counter_day = $2::date THEN day_identifiers ELSE 0 END) + $4::int,
-            day_spend_micros = (CASE WHEN counter_day = $2::date THEN day_spend_micros ELSE 0 END) + $3::bigint
-     WHERE id = $1
-       AND balance_micros - reserved_micros >= $3::bigint
-       AND (daily_identifiers_cap IS NULL OR (CASE WHEN counter_day = $2::date THEN day_identifiers ELSE 0 END) + $4::int <= daily_identifiers_cap)
-       AND (daily_spend_cap_micros IS NULL OR (CASE WHEN counter_day = $2::date THEN day_spend_micros ELSE 0 END) + $3::bigint <= daily_spend_cap_micros)
-     RETURNING 1`,
-    [r.accountId, r.day, amount, r.identifiers],
-  );
-  if (account.rowCount === 0) return { ok: false, reason: await whyRefused(client, r) };
+       RETURNING 1),
+     account AS (
+       UPDATE accounts SET reserved_micros = reserved_micros + $3::bigint,
+              counter_day = $2::date,
+              day_identifiers = (CASE WHEN counter_day = $2::date THEN day_identifiers ELSE 0 END) + $4::int,
+              day_spend_micros = (CASE WHEN counter_day = $2::date THEN day_spend_micros ELSE 0 END) + $3::bigint
+       WHERE id = $1 AND (NOT $10::boolean OR EXISTS (SELECT 1 FROM key))
+         AND balance_micros - reserved_micros >= $3::bigint
+         AND (daily_identifiers_cap IS NULL OR (CASE WHEN counter_day = $2::date THEN day_identifiers ELSE 0 END) + $4::int <= daily_identifiers_cap)
+         AND (daily_spend_cap_micros IS NULL OR (CASE WHEN counter_day = $2::date THEN day_spend_micros ELSE 0 END) + $3::bigint <= daily_spend_cap_micros)
+       RETURNING 1),
+     reservation AS (
+       INSERT INTO reservations (id, account_id, api_key_id, lookup_id, job_id, amount_micros, unit_prices, day, expires_at)
+       SELECT $6, $1, $5, $7, $8, $3::bigint, $9::jsonb, $2::date, $11 WHERE EXISTS (SELECT 1 FROM account)
+       RETURNING 1)
+     SELECT (NOT $10::boolean OR EXISTS (SELECT 1 FROM key)) AS key_ok, EXISTS (SELECT 1 FROM reservation) AS reserved`,
+    values: [r.accountId, r.day, amount, r.identifiers, r.apiKeyId, reservationId, r.lookupId ?? null, r.jobId ?? null, JSON.stringify(r.unitPrices), r.keyHasCap, r.expiresAt],
+  });
+  const row = rows[0];
+  if (!row?.key_ok) return { ok: false, reason: "key_daily_spend_cap" };
+  if (!row.reserved) return { ok: false, reason: await whyRefused(client, r) };
   return { ok: true, reservationId };
 }
 
 /** Which condition refused a reservation (caps are reported before the balance). */
-async function whyRefused(client: pg.PoolClient, r: ReserveInput): Promise<ReservationRefusal> {
+async function whyRefused(client: pg.PoolClient, r: Pick<ReserveInput, "accountId" | "day" | "identifiers" | "amountMicros">): Promise<ReservationRefusal> {
   const { rows } = await client.query<{ available: bigint; ids: number; spend: bigint; ids_cap: number | null; spend_cap: bigint | null }>(
     `SELECT balance_micros - reserved_micros AS available,
             CASE WHEN counter_day = $2::date THEN day_identifiers ELSE 0 END AS ids,
@@ -127,6 +130,66 @@ export async function reserveAndCommit(
     });
   } finally {
     if (open) await client.query("ROLLBACK").catch(() => undefined);
+    client.release();
+  }
+}
+
+/**
+ * A live lookup's whole write as one statement, outside any transaction: the account's
+ * conditions and counters, then — only when they passed — the reservation row, the
+ * lookup and its rows. One round trip instead of BEGIN, insert, reserve, COMMIT; a
+ * single statement is all or nothing, and a refusal writes nothing at all (nothing is
+ * written before the account's conditions are known, so there is nothing to roll back).
+ * Only for a key without a daily spend cap (its counter would be written before the
+ * account's conditions are known) and without an idempotency claim to bind: the
+ * caller keeps `reserveAndCommit` for those. Runs under this process's turn on the
+ * account like `reserveAndCommit`, so the row lock is held for this one statement.
+ */
+export async function reserveWithLookup(
+  pool: pg.Pool,
+  turns: KeyedSemaphore,
+  input: ReserveInput & { reservationId: string; lookupId: string },
+  l: NewLookup,
+): Promise<{ ok: true; reservationId: string } | { ok: false; reason: ReservationRefusal }> {
+  if (input.keyHasCap || l.usage) throw new Error("reserveWithLookup: a capped key or test usage needs reserveAndCommit");
+  const client = await pool.connect();
+  try {
+    return await turns.run(input.accountId, async () => {
+      const { rows } = await client.query<{ reserved: boolean }>({
+        name: "reserve-with-lookup",
+        text: `WITH account AS (
+       UPDATE accounts SET reserved_micros = reserved_micros + $3::bigint,
+              counter_day = $2::date,
+              day_identifiers = (CASE WHEN counter_day = $2::date THEN day_identifiers ELSE 0 END) + $4::int,
+              day_spend_micros = (CASE WHEN counter_day = $2::date THEN day_spend_micros ELSE 0 END) + $3::bigint
+       WHERE id = $1
+         AND balance_micros - reserved_micros >= $3::bigint
+         AND (daily_identifiers_cap IS NULL OR (CASE WHEN counter_day = $2::date THEN day_identifiers ELSE 0 END) + $4::int <= daily_identifiers_cap)
+         AND (daily_spend_cap_micros IS NULL OR (CASE WHEN counter_day = $2::date THEN day_spend_micros ELSE 0 END) + $3::bigint <= daily_spend_cap_micros)
+       RETURNING 1),
+     reservation AS (
+       INSERT INTO reservations (id, account_id, api_key_id, lookup_id, job_id, amount_micros, unit_prices, day, expires_at)
+       SELECT $6, $1, $5, $7, NULL, $3::bigint, $8::jsonb, $2::date, $9::timestamptz WHERE EXISTS (SELECT 1 FROM account)
+       RETURNING 1),
+     ${lookupInsertCtes(10, "EXISTS (SELECT 1 FROM account)")}
+     SELECT EXISTS (SELECT 1 FROM reservation) AS reserved`,
+        values: [
+          input.accountId,
+          input.day,
+          input.amountMicros.toString(),
+          input.identifiers,
+          input.apiKeyId,
+          input.reservationId,
+          input.lookupId,
+          JSON.stringify(input.unitPrices),
+          input.expiresAt,
+          ...lookupInsertValues(l),
+        ],
+      });
+      if (rows[0]?.reserved) return { ok: true as const, reservationId: input.reservationId };
+      return { ok: false as const, reason: await whyRefused(client, input) };
+    });
+  } finally {
     client.release();
   }
 }

@@ -9,15 +9,28 @@ import type { StoredRow } from "./lookups";
  * can happen off the event loop (the gateway's intake threads): the bytes travel
  * to the loop as a transferable buffer and go to Postgres as they are.
  */
-export type RowsCopy = { count: number; text: Uint8Array };
+export type RowsCopy =
+  | { count: number; text: Uint8Array }
+  /**
+   * Streamed: the rows' text in pieces as they are rendered (an intake thread renders
+   * while the COPY writes what it already has). An iterator that throws makes the COPY,
+   * and so the caller's transaction, fail.
+   */
+  | { count: number; chunks: AsyncIterable<Uint8Array> };
+
+const NEEDS_ESCAPE = /[\\\t\n\r]/;
 
 /** COPY text format: backslash escapes, `\N` for NULL. */
 function copyField(value: string | number | null): string {
   if (value === null) return "\\N";
-  return String(value).replace(/\\/g, "\\\\").replace(/\t/g, "\\t").replace(/\n/g, "\\n").replace(/\r/g, "\\r");
+  const text = String(value);
+  // Most fields have nothing to escape: one scan instead of four replacements (a 50,000-row job renders ~23 MB).
+  if (!NEEDS_ESCAPE.test(text)) return text;
+  return text.replace(/\\/g, "\\\\").replace(/\t/g, "\\t").replace(/\n/g, "\\n").replace(/\r/g, "\\r");
 }
 
-export function renderRowsCopy(jobId: string, rows: readonly StoredRow[]): RowsCopy {
+/** Rows rendered as COPY text in a buffer of their own (transferable between threads); several such pieces make a COPY. */
+export function renderRowsChunk(jobId: string, rows: readonly StoredRow[]): Uint8Array {
   const id = copyField(jobId);
   const parts: Buffer[] = [];
   let size = 0;
@@ -41,7 +54,11 @@ export function renderRowsCopy(jobId: string, rows: readonly StoredRow[]): RowsC
     text.set(part, at);
     at += part.length;
   }
-  return { count: rows.length, text };
+  return text;
+}
+
+export function renderRowsCopy(jobId: string, rows: readonly StoredRow[]): RowsCopy {
+  return { count: rows.length, text: renderRowsChunk(jobId, rows) };
 }
 
 /** Streams rendered rows into result_rows (several times faster than INSERT for 50,000 rows). */
@@ -49,6 +66,10 @@ export async function copyRenderedRows(client: pg.PoolClient, copy: RowsCopy): P
   const sink = client.query(
     copyFrom(`COPY result_rows (job_id, row_no, kind, input_masked, e164, country, number_status, email, email_status, checks, pending_checks) FROM STDIN`),
   );
+  if ("chunks" in copy) {
+    await pipeline(Readable.from(copy.chunks), sink);
+    return;
+  }
   const text = Buffer.from(copy.text.buffer, copy.text.byteOffset, copy.text.byteLength);
   // Pieces of at most 1 MB, so one write never holds the socket for the whole file.
   const pieces = function* () {

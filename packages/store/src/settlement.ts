@@ -58,20 +58,33 @@ export async function settleReservation(
   const range = closing || !options.rows ? null : options.rows;
 
   // Rows whose stored checks cannot be read settle nothing; closing releases their money.
+  // Settling everything left (closing) asks Postgres for only the rows with a final
+  // check not settled yet: closing a large job whose chunks were settled then reads
+  // next to nothing, which matters as a job is settled in the transaction that
+  // finishes it. A chunk's rows are mostly unsettled: they are read as they are.
+  const unsettledOnly = range === null
+    ? `AND NOT EXISTS (SELECT 1 FROM settlements s WHERE s.reservation_id = $5 AND s.row_no = r.row_no AND s.check_code = c->>'service')`
+    : "";
   const { rows: resultRows } = await client.query<{ row_no: number; row_status: IdentifierStatus | null; checks: CheckResult[] }>(
     `SELECT r.row_no, COALESCE(r.number_status, r.email_status) AS row_status, r.checks
      FROM result_rows r
      WHERE (r.lookup_id = $1 OR r.job_id = $2)
        AND ($3::int IS NULL OR r.row_no BETWEEN $3 AND $4)
        AND jsonb_typeof(r.checks) = 'array'
-       AND EXISTS (SELECT 1 FROM jsonb_array_elements(r.checks) c WHERE c->>'status' <> 'pending')`,
-    [rsv.lookup_id, rsv.job_id, range?.first ?? null, range?.last ?? null],
+       AND EXISTS (SELECT 1 FROM jsonb_array_elements(r.checks) c WHERE c->>'status' <> 'pending' ${unsettledOnly})`,
+    [rsv.lookup_id, rsv.job_id, range?.first ?? null, range?.last ?? null, ...(range === null ? [rsv.id] : [])],
   );
-  // Only the rows in range: a job's chunk settlement must not read the whole job's settlements each time.
-  const { rows: done } = await client.query<{ row_no: number; check_code: string }>(
-    `SELECT row_no, check_code FROM settlements WHERE reservation_id = $1 AND ($2::int IS NULL OR row_no BETWEEN $2 AND $3)`,
-    [rsv.id, range?.first ?? null, range?.last ?? null],
-  );
+  // The settled checks of those rows only: a chunk's settlement must not read the whole job's settlements each time.
+  const { rows: done } = range
+    ? await client.query<{ row_no: number; check_code: string }>(`SELECT row_no, check_code FROM settlements WHERE reservation_id = $1 AND row_no BETWEEN $2 AND $3`, [
+        rsv.id,
+        range.first,
+        range.last,
+      ])
+    : await client.query<{ row_no: number; check_code: string }>(`SELECT row_no, check_code FROM settlements WHERE reservation_id = $1 AND row_no = ANY($2::int[])`, [
+        rsv.id,
+        resultRows.map((r) => r.row_no),
+      ]);
   const settled = new Set(done.map((d) => `${d.row_no}|${d.check_code}`));
 
   const pairs: Pair[] = [];
@@ -186,7 +199,11 @@ async function recordUsage(client: pg.PoolClient, rsv: ReservationRow, pairs: Pa
   );
 }
 
-/** Open reservations that need settling: their work finished, or they expired. */
+/**
+ * Open reservations that need settling: their work finished, or they expired.
+ * Jobs settle in the transaction that finishes them (settleFinishedJob): a finished
+ * job here is one that finished before that was so.
+ */
 export async function reservationsToSweep(sql: Pick<pg.Pool, "query">, now: Date, limit = 200): Promise<string[]> {
   const { rows } = await sql.query<{ id: string }>(
     `SELECT r.id FROM reservations r

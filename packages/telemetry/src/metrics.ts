@@ -2,7 +2,7 @@ import { Counter, Gauge, Histogram } from "prom-client";
 import { registry } from "./registry";
 
 /**
- * Every metric of the fleet, in one place (docs/metrics.md says what each means).
+ * Every metric of the fleet, in one place (docs/operations.md says what each means).
  * Names and labels are a contract with the chart's alerts, KEDA triggers and the
  * Grafana dashboard: change them only together. Conventions: base units
  * (`_seconds`, `_micros` of USD), `_total` for counters, and bounded labels only —
@@ -165,7 +165,7 @@ export const metrics = {
     () =>
       new Counter({
         name: "svc_settlements_total",
-        help: "Settlement runs of the billing-ledger by outcome: closed (the reservation was closed), partial (answers settled, reservation still open), nothing (nothing left to settle: a repeat), error (the transaction failed and is retried).",
+        help: "Settlement runs by outcome (the billing-ledger; the check-worker for a job it finishes; the gateway for a cancel or purge): closed (the reservation was closed), partial (answers settled, reservation still open), nothing (nothing left to settle: a repeat), error (the transaction failed and is retried).",
         labelNames: ["outcome"] as const,
         registers,
       }),
@@ -174,7 +174,7 @@ export const metrics = {
     () =>
       new Counter({
         name: "svc_settled_micros_total",
-        help: "Money settled by the billing-ledger, in micro-USD: charged (conclusive answers) or released (everything else, and what a closed reservation did not use).",
+        help: "Money settled (by the billing-ledger, the check-worker finishing a job, or the gateway cancelling or purging one), in micro-USD: charged (conclusive answers) or released (everything else, and what a closed reservation did not use).",
         labelNames: ["kind"] as const,
         registers,
       }),

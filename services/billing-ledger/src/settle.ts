@@ -1,4 +1,4 @@
-import { notifyDispatcher, type WorkerContext } from "@svc/core";
+import { countSettlements, notifyDispatcher, type WorkerContext } from "@svc/core";
 import { KeyedSemaphore, oldestDueSettlementSeconds, reconcileAllAccounts, reservationsToSweep, settleReservation, unsettledChunks, withTransaction } from "@svc/store";
 import { metrics, onScrape } from "@svc/telemetry";
 
@@ -23,9 +23,7 @@ export async function settle(ctx: WorkerContext, reservationId: string, range?: 
     metrics.settlements().inc({ outcome: "error" });
     throw err;
   }
-  metrics.settlements().inc({ outcome: result.closed ? "closed" : result.settledPairs > 0 ? "partial" : "nothing" });
-  if (result.chargedMicros > 0n) metrics.settledMicros().inc({ kind: "charged" }, Number(result.chargedMicros));
-  if (result.releasedMicros > 0n) metrics.settledMicros().inc({ kind: "released" }, Number(result.releasedMicros));
+  countSettlements([result]);
   await notifyDispatcher(ctx, result.eventIds);
   if (result.settledPairs > 0 || result.closed) {
     ctx.logger.info(
@@ -38,7 +36,10 @@ export async function settle(ctx: WorkerContext, reservationId: string, range?: 
 /**
  * From Postgres alone, whatever happened to the messages: closes reservations
  * whose work finished or was abandoned, and settles the finished chunks of running
- * jobs whose own settlement never came (`graceMs` after the chunk finished).
+ * jobs whose own settlement never came (`graceMs` after the chunk finished). A job
+ * is settled in the transaction that finishes it (settleFinishedJob), so its
+ * reservation is already closed here unless it expired or the job finished before
+ * that was so; lookups are settled here or by their message.
  */
 export async function sweepReservations(ctx: WorkerContext, graceMs: number, pageSize = 200): Promise<void> {
   // Closed reservations drop out of the next page: a pass goes on while pages are full.

@@ -26,6 +26,18 @@ describe("check-worker configuration: leases and sweeps", () => {
   });
 });
 
+describe("check-worker configuration: e-mail probe politeness", () => {
+  it("defaults to 2 sessions per mail server, 20 recipients per session, a 2-minute back-off and STARTTLS", () => {
+    expect(loadCheckWorkerConfig(required)).toMatchObject({ SMTP_MAX_SESSIONS_PER_MX: 2, SMTP_MAX_RCPTS_PER_SESSION: 20, SMTP_MX_BACKOFF_MS: 120_000, SMTP_STARTTLS: true });
+  });
+
+  it("refuses out-of-range limits at start-up, naming the variable", () => {
+    expect(() => loadCheckWorkerConfig({ ...required, SMTP_MAX_SESSIONS_PER_MX: "0" })).toThrow(/SMTP_MAX_SESSIONS_PER_MX/);
+    expect(() => loadCheckWorkerConfig({ ...required, SMTP_MAX_RCPTS_PER_SESSION: "500" })).toThrow(/SMTP_MAX_RCPTS_PER_SESSION/);
+    expect(() => loadCheckWorkerConfig({ ...required, SMTP_MX_BACKOFF_MS: "-1" })).toThrow(/SMTP_MX_BACKOFF_MS/);
+  });
+});
+
 describe("billing-ledger configuration", () => {
   it("settles a chunk whose settlement message was lost 10 s after it finished, sweeping every 5 s", () => {
     expect(loadServiceConfig({})).toMatchObject({ SWEEP_INTERVAL_MS: 5_000, SWEEP_GRACE_MS: 10_000 });

@@ -30,6 +30,12 @@ export const CheckWorkerEnv = Type.Object({
   VENDOR_TIMEOUT_MS: Type.Integer({ minimum: 50, maximum: 60_000, default: 5_000 }),
   VENDOR_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 10_000, default: 200 }),
   VENDOR_RETRIES: Type.Integer({ minimum: 0, maximum: 5, default: 2 }),
+  /**
+   * carrier: ask the vendor routes' hlr service for the network serving each number now
+   * (porting data) before answering from allocation data. Off by default: every carrier
+   * check then costs a vendor HLR query.
+   */
+  CARRIER_NETWORK_LOOKUPS: Type.Boolean({ default: false }),
   /** E-mail probe: our public host name (EHLO) and return address (MAIL FROM). Unset = no e-mail route. */
   SMTP_HELO_NAME: Type.Optional(Type.String({ minLength: 1, maxLength: 253 })),
   SMTP_MAIL_FROM: Type.String({ default: "" }),
@@ -38,6 +44,14 @@ export const CheckWorkerEnv = Type.Object({
   SMTP_STEP_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 20_000 }),
   SMTP_DEADLINE_MS: Type.Integer({ minimum: 200, maximum: 300_000, default: 40_000 }),
   SMTP_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 10_000, default: 100 }),
+  /** Politeness (docs/check-quality.md): simultaneous sessions per mail server address in this process. */
+  SMTP_MAX_SESSIONS_PER_MX: Type.Integer({ minimum: 1, maximum: 50, default: 2 }),
+  /** Recipients of one domain asked in one session (plus one catch-all probe). */
+  SMTP_MAX_RCPTS_PER_SESSION: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+  /** No new session to a server for this long after it answered 421 (or 4xx before RCPT). */
+  SMTP_MX_BACKOFF_MS: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 120_000 }),
+  /** Upgrade probe sessions with STARTTLS when offered (opportunistic, certificate not verified). */
+  SMTP_STARTTLS: Type.Boolean({ default: true }),
   /** Resolvers for MX lookups, "ip" or "ip:port", comma-separated; empty = the system's. */
   DNS_SERVERS: Type.String({ default: "" }),
   DNS_TIMEOUT_MS: Type.Integer({ minimum: 50, maximum: 60_000, default: 5_000 }),

@@ -1,4 +1,4 @@
-import { failureBackoffMs, LeaseLostError, notifyDispatcher, type HeldLease, type WorkerContext } from "@svc/core";
+import { countSettlements, failureBackoffMs, LeaseLostError, notifyDispatcher, type HeldLease, type WorkerContext } from "@svc/core";
 import { JOBS, publishCompletion } from "@svc/queues";
 import {
   abandonCancelledChunk,
@@ -13,6 +13,7 @@ import {
   withTransaction,
   type ChunkClaim,
   type JobRecord,
+  type Settled,
 } from "@svc/store";
 import { answerRows, cacheFreshAnswers } from "./answer-rows";
 import { jobEventData } from "./job-events";
@@ -27,8 +28,10 @@ const MAX_CHUNK_ATTEMPTS = JOBS["job.chunk"].attempts;
  * write the answers and the progress in one transaction — only while the lease is
  * still this attempt's, so exactly once even if the message arrives twice or the
  * chunk was taken over — then hand the chunk's rows to the billing-ledger. The
- * last chunk completes the job. An attempt whose lease is lost stops and writes
- * nothing; one that fails gives the chunk back for its retry.
+ * last chunk completes the job and settles its money in that same transaction, so
+ * `completed` (read, waited for, or announced by job.completed) always comes with
+ * the final cost. An attempt whose lease is lost stops and writes nothing; one that
+ * fails gives the chunk back for its retry.
  */
 export async function runJobChunk(ctx: WorkerContext, deps: WorkDeps, jobId: string, chunkNo: number): Promise<void> {
   const held = await claimLeased(
@@ -59,8 +62,10 @@ export async function runJobChunk(ctx: WorkerContext, deps: WorkDeps, jobId: str
       ctx.logger.error({ err, jobId, chunkNo, attempt: claimed.attempts }, "job chunk cannot be processed");
       // A cancelled job cannot fail; its chunk ends cancelled instead, so the job still ends.
       const abandoned = await withTransaction(ctx.store.pool, (client) => abandonCancelledChunk(client, jobId, chunkNo, ctx.now(), claimed.attempts));
-      if (abandoned) await announceJobEnd(ctx, jobId, `chunk-${chunkNo}-abandoned`);
-      else await failJobWithEvent(ctx, jobId, "processing_failed", "A part of the job could not be processed.");
+      if (abandoned) {
+        countSettlements(abandoned.settlements);
+        await announceJobEnd(ctx, jobId, abandoned.eventIds);
+      } else await failJobWithEvent(ctx, jobId, "processing_failed", "A part of the job could not be processed.");
       return;
     }
     // Give the chunk back after its back-off: the retry (or, if its message is lost
@@ -77,7 +82,8 @@ export async function runJobChunk(ctx: WorkerContext, deps: WorkDeps, jobId: str
   await cacheFreshAnswers(ctx, fresh);
   try {
     await notifyDispatcher(ctx, notices.eventIds);
-    if (notices.reservationId) {
+    // The chunk that finished the job settled all of it already.
+    if (notices.reservationId && !notices.finished) {
       await ctx.producer.enqueue(
         "settle.reservation",
         { reservationId: notices.reservationId, firstRow: claimed.first_row, lastRow: claimed.last_row },
@@ -91,7 +97,7 @@ export async function runJobChunk(ctx: WorkerContext, deps: WorkDeps, jobId: str
 }
 
 /** What a committed chunk still has to announce. */
-type ChunkNotices = { finished: boolean; eventIds: string[]; reservationId: string | null };
+type ChunkNotices = { finished: boolean; eventIds: string[]; reservationId: string | null; settled: Settled };
 
 /**
  * Answers and commits one claimed chunk while its lease is held; null when the
@@ -107,15 +113,17 @@ async function processChunk(ctx: WorkerContext, deps: WorkDeps, jobId: string, c
   const notices = await withTransaction(ctx.store.pool, async (client): Promise<ChunkNotices | null> => {
     const result = await completeChunk(client, jobId, chunkNo, claimed.attempts, results, now);
     if (!result) return null;
-    const eventIds: string[] = [];
+    // The job's settlement (if this chunk finished it) happened in completeChunk, before the event.
+    const eventIds: string[] = [...result.settled.eventIds];
     if (result.finished && result.job.status === "completed") eventIds.push(await jobEvent(client, result.job, "job.completed", now));
     else if (result.progressDue) {
       await client.query(`UPDATE jobs SET last_progress_at = $2 WHERE id = $1`, [jobId, now]);
       eventIds.push(await jobEvent(client, result.job, "job.progress", now));
     }
-    return { finished: result.finished, eventIds, reservationId: rsv[0]?.id ?? null };
+    return { finished: result.finished, eventIds, reservationId: rsv[0]?.id ?? null, settled: result.settled };
   });
-  if (!notices) ctx.logger.info({ jobId, chunkNo, attempt: claimed.attempts }, "chunk not committed: it is no longer this attempt's");
+  if (notices) countSettlements(notices.settled.settlements);
+  else ctx.logger.info({ jobId, chunkNo, attempt: claimed.attempts }, "chunk not committed: it is no longer this attempt's");
   return notices && { notices, fresh };
 }
 
@@ -139,19 +147,19 @@ async function jobEvent(client: import("pg").PoolClient, job: JobRecord, type: "
 export async function failJobWithEvent(ctx: WorkerContext, jobId: string, code: string, message: string): Promise<void> {
   const now = ctx.now();
   const failed = await withTransaction(ctx.store.pool, async (client) => {
-    if (!(await failJob(client, jobId, code, message, now))) return null;
+    const settled = await failJob(client, jobId, code, message, now);
+    if (!settled) return null;
     const job = await jobById(client, jobId);
-    return { eventId: job ? await jobEvent(client, job, "job.failed", now) : "" };
+    return { settled, eventIds: [...settled.eventIds, job ? await jobEvent(client, job, "job.failed", now) : ""] };
   });
   if (!failed) return;
+  countSettlements(failed.settled.settlements);
   ctx.logger.error({ jobId, code }, "job failed");
-  await notifyDispatcher(ctx, [failed.eventId]);
-  await announceJobEnd(ctx, jobId, "failed");
+  await announceJobEnd(ctx, jobId, failed.eventIds);
 }
 
-/** Wakes waiting readers and hands the job's reservation to the billing-ledger (the sweep would, later). */
-async function announceJobEnd(ctx: WorkerContext, jobId: string, why: string): Promise<void> {
+/** After the COMMIT that ended (and settled) the job: wakes waiting readers and nudges the dispatcher. */
+async function announceJobEnd(ctx: WorkerContext, jobId: string, eventIds: string[]): Promise<void> {
   await publishCompletion(ctx.redis, ctx.prefix, jobId);
-  const { rows } = await ctx.store.pool.query<{ id: string }>(`SELECT id FROM reservations WHERE job_id = $1`, [jobId]);
-  if (rows[0]) await ctx.producer.enqueue("settle.reservation", { reservationId: rows[0].id }, { jobId: `settle-${rows[0].id}-${why}` });
+  await notifyDispatcher(ctx, eventIds);
 }

@@ -1,7 +1,7 @@
 import { failureBackoffMs, lookupCompletedData, LeaseLostError, notifyDispatcher, type WorkerContext } from "@svc/core";
 import type { CheckResult } from "@svc/domain";
 import { publishCompletion } from "@svc/queues";
-import { claimLiveLookup, completeLookup, pendingLookupRows, recordEvent, releaseLookupLease, renewLookupLease, withTransaction } from "@svc/store";
+import { claimLiveLookupWithRows, completeLiveLookupAlone, completeLookup, recordEvent, releaseLookupLease, renewLookupLease, withTransaction } from "@svc/store";
 import { answerRows, cacheFreshAnswers } from "./answer-rows";
 import { claimLeased, type WorkDeps } from "./leased-work";
 
@@ -17,7 +17,8 @@ export async function runLiveLookup(ctx: WorkerContext, deps: WorkDeps, lookupId
     ctx,
     deps,
     { lookupId },
-    () => claimLiveLookup(ctx.store.pool, lookupId, ctx.now(), deps.lease.leaseMs),
+    // The claim reads the rows to answer in the same round trip.
+    () => claimLiveLookupWithRows(ctx.store.pool, lookupId, ctx.now(), deps.lease.leaseMs),
     (renewal) => renewLookupLease(ctx.store.pool, lookupId, renewal),
   );
   if (!held) return; // completed, not live, or another run holds it
@@ -27,29 +28,32 @@ export async function runLiveLookup(ctx: WorkerContext, deps: WorkDeps, lookupId
   let outcome: { reservationId: string | null; eventId: string | null } | null;
   let fresh: Awaited<ReturnType<typeof answerRows>>["fresh"];
   try {
-    const pending = await lease.guard(pendingLookupRows(ctx.store.pool, lookupId));
-    const answered = await lease.guard(answerRows({ store: ctx.store, runner: deps.runner, cacheSecret: deps.cacheSecret, now: ctx.now }, pending));
+    const answered = await lease.guard(answerRows({ store: ctx.store, runner: deps.runner, cacheSecret: deps.cacheSecret, now: ctx.now }, held.claimed.rows));
     fresh = answered.fresh;
     lease.assertHeld();
     const now = ctx.now();
-    outcome = await withTransaction(ctx.store.pool, async (client) => {
-      const done = await completeLookup(client, lookupId, answered.rows, now, token);
-      if (!done) return null;
-      let eventId: string | null = null;
-      if (done.announced_pending && done.webhook_endpoint_id) {
-        const { rows: all } = await client.query<{ checks: CheckResult[] }>(`SELECT checks FROM result_rows WHERE lookup_id = $1`, [lookupId]);
-        eventId = await recordEvent(client, {
-          accountId: done.account_id,
-          livemode: true,
-          type: "lookup.completed",
-          endpointId: done.webhook_endpoint_id,
-          createdAt: now,
-          data: lookupCompletedData(lookupId, true, all),
+    // One statement when no event is due (the usual case); the transaction below otherwise.
+    const alone = await completeLiveLookupAlone(ctx.store.pool, lookupId, answered.rows, now, token);
+    outcome = alone
+      ? { reservationId: alone.reservationId, eventId: null }
+      : await withTransaction(ctx.store.pool, async (client) => {
+          const done = await completeLookup(client, lookupId, answered.rows, now, token);
+          if (!done) return null;
+          let eventId: string | null = null;
+          if (done.announced_pending && done.webhook_endpoint_id) {
+            const { rows: all } = await client.query<{ checks: CheckResult[] }>(`SELECT checks FROM result_rows WHERE lookup_id = $1`, [lookupId]);
+            eventId = await recordEvent(client, {
+              accountId: done.account_id,
+              livemode: true,
+              type: "lookup.completed",
+              endpointId: done.webhook_endpoint_id,
+              createdAt: now,
+              data: lookupCompletedData(lookupId, true, all),
+            });
+          }
+          const rsv = await client.query<{ id: string }>(`SELECT id FROM reservations WHERE lookup_id = $1`, [lookupId]);
+          return { reservationId: rsv.rows[0]?.id ?? null, eventId };
         });
-      }
-      const rsv = await client.query<{ id: string }>(`SELECT id FROM reservations WHERE lookup_id = $1`, [lookupId]);
-      return { reservationId: rsv.rows[0]?.id ?? null, eventId };
-    });
   } catch (err) {
     const stillHeld = lease.held;
     lease.stop();
@@ -70,11 +74,18 @@ export async function runLiveLookup(ctx: WorkerContext, deps: WorkDeps, lookupId
     ctx.logger.info({ lookupId, attempt: token }, "lookup not completed by this run: it is no longer this run's");
     return;
   }
-  await cacheFreshAnswers(ctx, fresh);
-  await publishCompletion(ctx.redis, ctx.prefix, lookupId);
-  await notifyDispatcher(ctx, [outcome.eventId]);
-  if (outcome.reservationId) {
-    await ctx.producer.enqueue("settle.reservation", { reservationId: outcome.reservationId }, { jobId: `settle-${outcome.reservationId}` });
-  }
+  // The waiting request is woken first; caching, the dispatcher's notice and the
+  // settlement hand-off follow it (all only after the commit, as before), side by
+  // side. A failure of any still fails the attempt once the others have run.
+  const { reservationId, eventId } = outcome;
+  const notice = publishCompletion(ctx.redis, ctx.prefix, lookupId);
+  const rest = await Promise.allSettled([
+    notice,
+    cacheFreshAnswers(ctx, fresh),
+    notifyDispatcher(ctx, [eventId]),
+    reservationId ? ctx.producer.enqueue("settle.reservation", { reservationId }, { jobId: `settle-${reservationId}` }) : undefined,
+  ]);
+  const failed = rest.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) throw failed.reason;
   ctx.logger.info({ lookupId, ms: ctx.now().getTime() - started.getTime(), eventId: outcome.eventId }, "live lookup completed");
 }

@@ -2,7 +2,7 @@ import express, { type Request } from "express";
 import { ApiError, ROUTES } from "@svc/contract";
 import type { Deps, Reply } from "./context";
 import { errorHandler } from "./http/errors";
-import { requestContext } from "./http/request-context";
+import { installRequestLog, requestContext } from "./http/request-context";
 import { mountRoutes, type Handlers } from "./http/routes";
 import { getAccountHandler, getLimitsHandler, getUsageHandler } from "./account/account";
 import { listServicesHandler } from "./handlers/catalog";
@@ -58,6 +58,7 @@ export function createApp(deps: Deps, extra: { routes?: typeof ROUTES; handlers?
   app.set("etag", false);
   app.set("trust proxy", deps.config.trustedProxies.length > 0 ? deps.config.trustedProxies : false);
   app.set("query parser", "simple");
+  installRequestLog(app.request);
   app.use(requestContext(deps.logger));
 
   const testKey = testKeyPage(deps);

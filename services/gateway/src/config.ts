@@ -1,6 +1,27 @@
 import { commonEnv, ConfigError, loadConfig, opsEnv, Type, type Static } from "@svc/config";
 import { webhookEnv, webhookSettings, type WebhookSettings } from "@svc/webhooks";
 
+/**
+ * The queue dashboard (Bull Board, ./queue-dashboard.ts): operators only, on a
+ * port of its own, never the public API's. Off unless a port is set, since it
+ * needs a password no default can provide; on the loopback interface by default
+ * (`kubectl port-forward` reaches it there, the pod network does not).
+ */
+export const queueDashboardEnv = {
+  /** 0 = off. 9470 is the documented choice (next to the operations ports 9464-9467). */
+  QUEUE_DASHBOARD_PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 0 }),
+  QUEUE_DASHBOARD_HOST: Type.String({ minLength: 1, default: "127.0.0.1" }),
+  /** Basic-auth user name (no colon: Basic auth splits on the first). */
+  QUEUE_DASHBOARD_USER: Type.String({ pattern: "^[^:\\s]{1,64}$", default: "operator" }),
+  /** Basic-auth password, at least 16 characters; required when the port is set. */
+  QUEUE_DASHBOARD_PASSWORD: Type.Optional(Type.String()),
+  /** Off: read-only board. On: retry, promote and clean jobs (nothing else: no add, edit, empty, obliterate, pause). */
+  QUEUE_DASHBOARD_ACTIONS: Type.Boolean({ default: false }),
+};
+
+/** Shortest QUEUE_DASHBOARD_PASSWORD accepted. */
+export const QUEUE_DASHBOARD_PASSWORD_MIN = 16;
+
 export const GatewayEnv = Type.Object({
   ...commonEnv,
   ...webhookEnv,
@@ -57,16 +78,31 @@ export const GatewayEnv = Type.Object({
   JOB_CHUNK_ROWS: Type.Integer({ minimum: 10, maximum: 10_000, default: 1_000 }),
   /** Longest a request may hold for `wait` (the spec allows 30 s). */
   MAX_WAIT_SECONDS: Type.Integer({ minimum: 0, maximum: 30, default: 30 }),
+  ...queueDashboardEnv,
 });
 export type GatewayConfig = Static<typeof GatewayEnv> & { publicBaseUrl: string; trustedProxies: string[]; webhooks: WebhookSettings };
 
 export function loadGatewayConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
   const c = loadConfig(GatewayEnv, env);
   if (c.DRAIN_DELAY_MS >= c.SHUTDOWN_TIMEOUT_MS) throw new ConfigError(["DRAIN_DELAY_MS must be less than SHUTDOWN_TIMEOUT_MS (the drain delay is part of the shutdown deadline)"]);
+  const dashboardProblems = queueDashboardProblems(c);
+  if (dashboardProblems.length > 0) throw new ConfigError(dashboardProblems);
   return {
     ...c,
     publicBaseUrl: (c.PUBLIC_BASE_URL ?? `http://localhost:${c.PORT}`).replace(/\/$/, ""),
     trustedProxies: c.TRUSTED_PROXIES.split(",").map((s) => s.trim()).filter(Boolean),
     webhooks: webhookSettings(c),
   };
+}
+
+/** The queue dashboard's settings, checked together (values are never echoed). */
+function queueDashboardProblems(c: Static<typeof GatewayEnv>): string[] {
+  if (c.QUEUE_DASHBOARD_PORT === 0) return [];
+  const problems: string[] = [];
+  if ((c.QUEUE_DASHBOARD_PASSWORD ?? "").length < QUEUE_DASHBOARD_PASSWORD_MIN) {
+    problems.push(`QUEUE_DASHBOARD_PASSWORD must be set, at least ${QUEUE_DASHBOARD_PASSWORD_MIN} characters, when QUEUE_DASHBOARD_PORT is (the dashboard never runs without credentials)`);
+  }
+  if (c.QUEUE_DASHBOARD_PORT === c.PORT) problems.push("QUEUE_DASHBOARD_PORT must differ from PORT (the dashboard is never on the public API port)");
+  if (c.QUEUE_DASHBOARD_PORT === c.METRICS_PORT) problems.push("QUEUE_DASHBOARD_PORT must differ from METRICS_PORT");
+  return problems;
 }

@@ -5,7 +5,7 @@ import { createServer } from "node:http";
 import { loadDotEnv } from "@svc/config";
 import { createLogger, ShutdownManager } from "@svc/runtime";
 import { createStore, KeyedSemaphore } from "@svc/store";
-import { CompletionWaiter, createRedis, Producer, waitForRedis } from "@svc/queues";
+import { CompletionWaiter, createRedis, Producer } from "@svc/queues";
 import { createApp, docBaseUrl } from "./app";
 import { answerClientErrors } from "./http/client-errors";
 import { CacheInvalidator, createCaches } from "./cache/caches";
@@ -14,8 +14,9 @@ import { ensurePublicSandbox } from "./bootstrap";
 import { loadGatewayConfig } from "./config";
 import type { Deps } from "./context";
 import { systemResolver } from "@svc/webhooks";
-import { startServiceOps } from "@svc/core";
+import { awaitDependencies, startServiceOps } from "@svc/core";
 import { gatewayMetrics, startPrimaryOps } from "./ops";
+import { startPrimaryQueueDashboard, startQueueDashboard } from "./queue-dashboard";
 
 /**
  * The API gateway: validates, authorises and enqueues; it only produces to queues.
@@ -38,7 +39,7 @@ async function main(): Promise<void> {
   });
   const redis = createRedis(config.REDIS_URL, "producer", "gateway");
   const subscriber = createRedis(config.REDIS_URL, "subscriber", "gateway-sub");
-  await Promise.all([waitForRedis(redis), waitForRedis(subscriber), store.pool.query("SELECT 1")]);
+  await awaitDependencies({ store, redis: [redis, subscriber], config });
   const producer = new Producer(redis, config.REDIS_PREFIX, (err) => logger.error({ err }, "queue error"));
   const waiter = new CompletionWaiter(subscriber, config.REDIS_PREFIX);
   await waiter.start();
@@ -87,6 +88,11 @@ async function main(): Promise<void> {
   if (!config.PUBLIC_BASE_URL) config.publicBaseUrl = `http://localhost:${port}`;
   server.on("request", createApp(deps));
   answerClientErrors(server, () => docBaseUrl(deps));
+  // The queue dashboard, on its own port: here when this process is the whole gateway, else the cluster primary's.
+  if (!cluster.isWorker) {
+    const dashboard = await startQueueDashboard(config, logger);
+    if (dashboard) shutdown.register("close queue dashboard", 45, () => dashboard.close());
+  }
   logger.info({ port, baseUrl: config.publicBaseUrl }, "gateway listening");
   const missing = GATEWAY_NODE_FLAGS.filter((f) => !process.execArgv.some((a) => a.split("=")[0] === f.split("=")[0]));
   if (missing.length > 0) logger.warn({ flags: missing }, "node was started without the gateway's flags; bulk requests will compete harder with request handling");
@@ -111,20 +117,34 @@ function supervise(processes: number): void {
   const own = new Set(process.execArgv.map((a) => a.split("=")[0]));
   cluster.setupPrimary({ execArgv: [...process.execArgv, ...GATEWAY_NODE_FLAGS.filter((f) => !own.has(f.split("=")[0]))] });
   const fork = () => cluster.fork();
-  // The operations port first: a port in use (or bad configuration) stops the start-up before any process forks.
-  startPrimaryOps(() => stopping).then(
-    () => {
-      if (stopping) process.exit(0);
-      for (let i = 0; i < processes; i += 1) fork();
-    },
-    (err) => {
-      process.stderr.write(`gateway failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
-      process.exit(1);
-    },
-  );
+  // The operations port and the queue dashboard first: a port in use (or bad configuration) stops the start-up before any process forks.
+  startPrimaryOps(() => stopping)
+    .then(() => startPrimaryQueueDashboard())
+    .then(
+      () => {
+        if (stopping) process.exit(0);
+        for (let i = 0; i < processes; i += 1) fork();
+      },
+      (err) => {
+        process.stderr.write(`gateway failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+        process.exit(1);
+      },
+    );
+  // A process that fails before any has listened failed start-up (configuration,
+  // Postgres or Redis unreachable: it said why on stderr); replacing it would only
+  // repeat that, so the whole gateway exits non-zero as a single process would.
+  let listened = false;
+  let exitCode = 0;
+  cluster.on("listening", () => (listened = true));
   cluster.on("exit", (worker, code, signal) => {
+    if (!stopping && !listened) {
+      stopping = true;
+      exitCode = 1;
+      for (const other of Object.values(cluster.workers ?? {})) other?.process.kill("SIGTERM");
+    }
     if (stopping) {
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      if (code !== 0) exitCode = 1;
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(exitCode);
       return;
     }
     process.stderr.write(`gateway process ${worker.process.pid} exited (${signal ?? code}); starting another\n`);

@@ -1,36 +1,13 @@
 import { stat } from "node:fs/promises";
-import { SingleBar } from "cli-progress";
 import { randomBase62 } from "@svc/domain";
 import { recordSpamImport } from "@svc/store";
 import { CliError, parseFlags, required } from "../args";
 import type { CliContext } from "../commands";
+import { progressBar } from "../delimited/progress";
+import { skippedSummary } from "../delimited/read-records";
 import { isSpamCountry, runSpamImport, SPAM_COUNTRIES, SPAM_SOURCES } from "../spam";
 
 const FORMATS = { csv: ",", tsv: "\t" } as const;
-
-/** A progress bar on stderr, only when stderr is a terminal; stdout carries the result alone. */
-function progressBar(total: number, source: string): { update(bytes: number, rows: number): void; stop(): void } | null {
-  if (!process.stderr.isTTY) return null;
-  const bar = new SingleBar({
-    stream: process.stderr,
-    format: `spam import ${source} |{bar}| {percentage}% | {rows} rows | ETA {eta_formatted}`,
-    hideCursor: true,
-    clearOnComplete: false,
-    fps: 10,
-  });
-  // Drawn from the first progress report on: a refused file (wrong header) leaves no empty bar behind.
-  let started = false;
-  return {
-    update: (bytes, rows) => {
-      if (!started) bar.start(Math.max(total, 1), 0, { rows: 0 });
-      started = true;
-      bar.update(Math.min(bytes, Math.max(total, 1)), { rows });
-    },
-    stop: () => {
-      if (started) bar.stop();
-    },
-  };
-}
 
 /**
  * spam import --source ftc|fcc|regulator|community|unassigned --file PATH [--format csv|tsv] [--country US|CA|DE]:
@@ -57,7 +34,7 @@ export async function spamImport(args: string[], ctx: CliContext): Promise<Recor
   if (!info.isFile()) throw new CliError(`--file "${file}" is not a file`);
 
   const importId = `simp_${randomBase62(22)}`;
-  const bar = progressBar(info.size, spec.name);
+  const bar = progressBar(info.size, `spam import ${spec.name}`);
   let outcome;
   try {
     outcome = await runSpamImport({
@@ -80,8 +57,7 @@ export async function spamImport(args: string[], ctx: CliContext): Promise<Recor
     rowsRead: outcome.rowsRead,
     rowsAdded: outcome.rowsAdded,
   });
-  const reasons = Object.fromEntries(Object.entries(outcome.skipped).sort(([a], [b]) => a.localeCompare(b)));
-  const skippedTotal = Object.values(reasons).reduce((sum, n) => sum + (n ?? 0), 0);
+  const rowsSkipped = skippedSummary(outcome.skipped);
   return {
     object: "spam_import",
     id: importId,
@@ -91,8 +67,8 @@ export async function spamImport(args: string[], ctx: CliContext): Promise<Recor
     file_sha256: outcome.fileSha256,
     rows_read: outcome.rowsRead,
     rows_added: outcome.rowsAdded,
-    rows_duplicate: outcome.rowsRead - outcome.rowsAdded - skippedTotal,
-    rows_skipped: { total: skippedTotal, reasons },
+    rows_duplicate: outcome.rowsRead - outcome.rowsAdded - rowsSkipped.total,
+    rows_skipped: rowsSkipped,
     created_at: createdAt.toISOString(),
   };
 }

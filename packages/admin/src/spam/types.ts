@@ -1,8 +1,12 @@
 import { createHash } from "node:crypto";
 import type { SignalClass } from "@svc/domain";
+import type { ColumnSpec, Row } from "../delimited/header";
 import type { CategoryCode } from "./categories";
 import { parseReportDay } from "./dates";
 import type { NumberSkip, SpamCountry } from "./numbers";
+
+// The source readers take their rows from here, beside the rest of their types.
+export type { Row };
 
 /** Why a data row was read but not stored (counted, never printed with its content). */
 export type SkipReason = NumberSkip | "malformed_row" | "missing_date" | "invalid_date" | "not_unwanted_call" | "missing_regulator";
@@ -12,17 +16,12 @@ export type Report = { e164: string; category: CategoryCode | null; reportedOn: 
 
 export type RowResult = Report | { skip: SkipReason };
 
-/** A data row, read by the column names of the documented layout. */
-export type Row = { get(column: string): string | undefined };
-
 export type RowContext = {
   /** Latest report day accepted (tomorrow). */
   latest: string;
   /** `--country`: the country of national numbers when a row does not say. */
   country: SpamCountry | null;
 };
-
-export type ColumnSpec = { name: string; required: boolean; aliases?: readonly string[] };
 
 export type SourceSpec = {
   /** `--source` value. */

@@ -1,6 +1,7 @@
 import net from "node:net";
-import { probeMailbox, SmtpConnection, SmtpError, type ProbeOptions } from "./smtp";
-import { classifyRcpt } from "./source";
+import { classifyRcpt } from "./rcpt-rules";
+import { probeMailbox, runSession, type ProbeOptions } from "./session";
+import { SmtpConnection, SmtpError } from "./smtp";
 import { FakeSmtpServer } from "./testing/fake-smtp";
 
 const smtp = new FakeSmtpServer();
@@ -34,6 +35,7 @@ describe("probeMailbox against a loopback SMTP server", () => {
     expect(result).toEqual({
       kind: "rcpt",
       greeting: "EHLO",
+      tls: false,
       target: { code: 250, lines: ["2.1.5 OK"], enhanced: "2.1.5" },
       random: {
         code: 550,
@@ -147,6 +149,53 @@ describe("SmtpConnection reply parsing", () => {
       await conn.read(500);
       await expect(conn.command("RCPT TO:<a@b.test>\r\nDATA", 500)).rejects.toMatchObject({ kind: "protocol" });
     });
+  });
+});
+
+describe("runSession: STARTTLS and several recipients per session", () => {
+  const accepted = (r: { code: number }) => r.code >= 200 && r.code < 300;
+
+  it("upgrades with STARTTLS when offered, says EHLO again, and accepts the server's self-signed certificate", async () => {
+    smtp.reset({ starttls: "offer" });
+    const result = await probeMailbox("127.0.0.1", TARGET, RANDOM, options({ serverName: "mx.exists.test" }));
+    expect(result).toMatchObject({ kind: "rcpt", tls: true, target: { code: 250 } });
+    await smtp.idle();
+    expect(smtp.sessions[0]?.tls).toBe(true);
+    expect(smtp.commands.slice(0, 4)).toEqual(["EHLO probe.svc.test", "STARTTLS", "EHLO probe.svc.test", "MAIL FROM:<verify@svc.test>"]);
+  });
+
+  it("a server that requires STARTTLS answers once the session is encrypted", async () => {
+    smtp.reset({ starttls: "require", rcpt: () => "550 5.1.1 no such user" });
+    await expect(probeMailbox("127.0.0.1", TARGET, RANDOM, options())).resolves.toMatchObject({ kind: "rcpt", tls: true, target: { code: 550 } });
+    smtp.reset({ starttls: "require" });
+    await expect(probeMailbox("127.0.0.1", TARGET, RANDOM, options({ startTls: false }))).resolves.toMatchObject({ kind: "no_session", stage: "mail_from", reply: { code: 530 } });
+  });
+
+  it("asks several recipients in one transaction and the catch-all probe once", async () => {
+    smtp.reset({ rcpt: (a) => (a.startsWith("bob") ? "550 5.1.1 no such user" : "250 2.1.5 OK") });
+    const targets = ["alice@exists.test", "bob@exists.test", "carol@exists.test"];
+    const result = await runSession("127.0.0.1", { targets, random: RANDOM, askRandom: accepted }, options());
+    expect(result).toMatchObject({ kind: "rcpt", targets: [{ code: 250 }, { code: 550 }, { code: 250 }], random: { code: 250 } });
+    await smtp.idle();
+    expect(smtp.sessions).toHaveLength(1);
+    expect(smtp.commands).toEqual(["EHLO probe.svc.test", "MAIL FROM:<verify@svc.test>", ...targets.map((t) => `RCPT TO:<${t}>`), `RCPT TO:<${RANDOM}>`, "QUIT"]);
+  });
+
+  it("452 too many recipients: the rest go one per transaction (RSET, MAIL FROM, RCPT)", async () => {
+    smtp.reset({ maxRcptsPerTransaction: 1 });
+    const targets = ["alice@exists.test", "bob@exists.test", "carol@exists.test"];
+    const result = await runSession("127.0.0.1", { targets, random: RANDOM, askRandom: accepted }, options());
+    expect(result).toMatchObject({ kind: "rcpt", targets: [{ code: 250 }, { code: 250 }, { code: 250 }], random: { code: 250 } });
+    await smtp.idle();
+    expect(smtp.commands.filter((c) => c === "RSET")).toHaveLength(3);
+    expect(smtp.commands.filter((c) => c.startsWith("MAIL FROM"))).toHaveLength(4);
+  });
+
+  it("a 421 mid-session ends it: the rest are unanswered", async () => {
+    smtp.reset({ rcpt: (a) => (a.startsWith("bob") ? "421 4.7.0 Too many errors, closing connection" : "250 2.1.5 OK") });
+    const targets = ["alice@exists.test", "bob@exists.test", "carol@exists.test"];
+    const result = await runSession("127.0.0.1", { targets, random: RANDOM, askRandom: accepted }, options());
+    expect(result).toMatchObject({ kind: "rcpt", targets: [{ code: 250 }, { code: 421 }, null], random: null, closing: { code: 421 } });
   });
 });
 

@@ -1,10 +1,10 @@
 import net from "node:net";
-import { withSpan } from "@svc/runtime";
+import tls from "node:tls";
 
 /** One SMTP reply: its code, its text lines (without the code) and the RFC 3463 enhanced status code, when the server sent one. */
 export type SmtpReply = { code: number; lines: string[]; enhanced: string | null };
 
-export type SmtpFailure = "connect" | "timeout" | "closed" | "protocol" | "aborted";
+export type SmtpFailure = "connect" | "timeout" | "closed" | "protocol" | "tls" | "aborted";
 
 export class SmtpError extends Error {
   constructor(
@@ -24,8 +24,8 @@ const REPLY_LINE = /^([2-5]\d\d)([ -]|$)(.*)$/;
 const ENHANCED = /^([245])\.(\d{1,3})\.(\d{1,3})(?:\s|$)/;
 
 /**
- * A plain-text SMTP client connection (RFC 5321) that only exchanges commands and
- * replies: no TLS, no message submission. Replies may span several lines
+ * An SMTP client connection (RFC 5321) that only exchanges commands and replies
+ * (no message submission), optionally upgraded with STARTTLS (RFC 3207). Replies may span several lines
  * (`250-...` continuation lines, then `250 ...`). Every read has a timeout; the
  * AbortSignal destroys the socket at once.
  */
@@ -36,15 +36,83 @@ export class SmtpConnection {
   private waiter: { resolve: (r: SmtpReply) => void; reject: (e: SmtpError) => void } | null = null;
   private failure: SmtpError | null = null;
 
+  private socket: net.Socket;
+  private encrypted = false;
+
   private constructor(
-    private readonly socket: net.Socket,
+    socket: net.Socket,
     private readonly signal: AbortSignal | undefined,
   ) {
-    socket.setEncoding("latin1");
-    socket.on("data", (chunk: string) => this.onData(chunk));
-    socket.on("error", (err: NodeJS.ErrnoException) => this.fail(new SmtpError("closed", `connection error: ${err.code ?? err.message}`, err.code)));
-    socket.on("close", () => this.fail(new SmtpError("closed", "connection closed by the server")));
+    this.socket = socket;
+    this.attach(socket);
     signal?.addEventListener("abort", this.onAbort, { once: true });
+  }
+
+  /** Whether STARTTLS succeeded on this connection. */
+  get tls(): boolean {
+    return this.encrypted;
+  }
+
+  private readonly onSocketData = (chunk: string) => this.onData(chunk);
+  private readonly onSocketError = (err: NodeJS.ErrnoException) => this.fail(new SmtpError("closed", `connection error: ${err.code ?? err.message}`, err.code));
+  private readonly onSocketClose = () => this.fail(new SmtpError("closed", "connection closed by the server"));
+
+  private attach(socket: net.Socket): void {
+    socket.setEncoding("latin1");
+    socket.on("data", this.onSocketData);
+    socket.on("error", this.onSocketError);
+    socket.on("close", this.onSocketClose);
+  }
+
+  private detach(socket: net.Socket): void {
+    socket.removeListener("data", this.onSocketData);
+    socket.removeListener("error", this.onSocketError);
+    socket.removeListener("close", this.onSocketClose);
+  }
+
+  /**
+   * Upgrades the connection after the server's 220 to STARTTLS. Opportunistic TLS
+   * (RFC 7435): the certificate is not verified (see docs/check-quality.md), but
+   * the host name goes out as SNI so servers with several certificates pick theirs.
+   * A failed handshake fails the connection (kind `tls`).
+   */
+  async startTls(serverName: string | undefined, timeoutMs: number): Promise<void> {
+    if (this.failure) throw this.failure;
+    if (this.buffer !== "" || this.replies.length > 0 || this.pending.length > 0) throw new SmtpError("protocol", "data after the STARTTLS reply");
+    const raw = this.socket;
+    this.detach(raw);
+    const secure = tls.connect({
+      socket: raw,
+      servername: serverName && net.isIP(serverName) === 0 ? serverName : undefined,
+      rejectUnauthorized: false,
+      minVersion: "TLSv1",
+    });
+    this.socket = secure;
+    await new Promise<void>((resolve, reject) => {
+      const done = (err: SmtpError | null) => {
+        clearTimeout(timer);
+        secure.removeListener("secureConnect", onSecure);
+        secure.removeListener("error", onError);
+        secure.removeListener("close", onClose);
+        this.signal?.removeEventListener("abort", onAbort);
+        if (err) {
+          secure.on("error", () => undefined);
+          this.fail(err);
+          reject(err);
+        } else resolve();
+      };
+      const onSecure = () => done(null);
+      const onError = (err: NodeJS.ErrnoException) => done(new SmtpError("tls", `TLS handshake failed: ${err.code ?? err.message}`, err.code));
+      const onClose = () => done(new SmtpError("tls", "connection closed during the TLS handshake"));
+      const onAbort = () => done(new SmtpError("aborted", "aborted during the TLS handshake"));
+      const timer = setTimeout(() => done(new SmtpError("timeout", `no TLS handshake within ${timeoutMs} ms`)), timeoutMs);
+      secure.once("secureConnect", onSecure);
+      secure.once("error", onError);
+      secure.once("close", onClose);
+      this.signal?.addEventListener("abort", onAbort, { once: true });
+    });
+    this.attach(secure);
+    this.encrypted = true;
   }
 
   /** Connects to an IP address (never resolved here: the caller chose the address). */
@@ -163,100 +231,11 @@ export class SmtpConnection {
   }
 }
 
-function toReply(lines: string[]): SmtpReply {
+/** A reply from its raw lines ("550-5.1.1 ...", "550 5.1.1 ..."), as the connection parses them. */
+export function toReply(lines: string[]): SmtpReply {
   const code = Number(lines[0]?.slice(0, 3));
   const texts = lines.map((l) => l.slice(4));
   const m = ENHANCED.exec(texts[0] ?? "");
   const enhanced = m && m[1] === String(code)[0] ? `${m[1]}.${m[2]}.${m[3]}` : null;
   return { code, lines: texts, enhanced };
-}
-
-export type ProbeOptions = {
-  port: number;
-  heloName: string;
-  /** Reverse path for MAIL FROM; "" sends the null reverse path `<>`. */
-  mailFrom: string;
-  connectTimeoutMs: number;
-  stepTimeoutMs: number;
-  signal?: AbortSignal;
-};
-
-/**
- * What one mail server said.
- * - `no_session`: no recipient could be asked (connection failed, greeting or
- *   HELO/EHLO refused or timed out, MAIL FROM refused). Another MX host may do.
- * - `rcpt`: the server answered about the target (`target`, or null when it
- *   closed or timed out after RCPT) and, only when the target was accepted, about
- *   the random address at the same domain (`random`, null if not asked or no answer).
- */
-export type ProbeResult =
-  | { kind: "no_session"; stage: "connect" | "greeting" | "helo" | "mail_from"; reason: string; reply: SmtpReply | null }
-  | { kind: "rcpt"; greeting: "EHLO" | "HELO"; target: SmtpReply | null; random: SmtpReply | null; reason: string | null };
-
-/**
- * Asks one mail server whether it would accept mail for `target`, and for a random
- * address at the same domain (catch-all detection). Never sends DATA: the dialogue
- * is greeting, EHLO (HELO if EHLO is refused with 5xx), MAIL FROM, RCPT TO target,
- * RCPT TO random (only if the target was accepted), QUIT.
- * Throws SmtpError("aborted") when the signal fires; every other failure is in the result.
- */
-export function probeMailbox(address: string, target: string, random: string, options: ProbeOptions): Promise<ProbeResult> {
-  // One client span per dialogue. It says how far the dialogue went and what the server
-  // answered (codes), never to whom: no host, address or mailbox in any attribute.
-  return withSpan("smtp probe", { kind: "client", attributes: { "svc.smtp.port": options.port } }, async (span) => {
-    const result = await probe(address, target, random, options);
-    if (span) {
-      if (result.kind === "no_session") span.setAttributes({ "svc.smtp.outcome": "no_session", "svc.smtp.stage": result.stage, "svc.smtp.reply_code": result.reply?.code ?? 0 });
-      else span.setAttributes({ "svc.smtp.outcome": "rcpt", "svc.smtp.greeting": result.greeting, "svc.smtp.reply_code": result.target?.code ?? 0, "svc.smtp.random_reply_code": result.random?.code ?? 0 });
-    }
-    return result;
-  });
-}
-
-async function probe(address: string, target: string, random: string, options: ProbeOptions): Promise<ProbeResult> {
-  const step = options.stepTimeoutMs;
-  let conn: SmtpConnection;
-  try {
-    conn = await SmtpConnection.open(address, options.port, { connectTimeoutMs: options.connectTimeoutMs, signal: options.signal });
-  } catch (err) {
-    return noSession("connect", err, null);
-  }
-  let stage: "greeting" | "helo" | "mail_from" | "rcpt" = "greeting";
-  let greeting: "EHLO" | "HELO" = "EHLO";
-  let targetReply: SmtpReply | null = null;
-  try {
-    const hello = await conn.read(step);
-    if (hello.code !== 220) return noSession("greeting", null, hello);
-
-    stage = "helo";
-    let helo = await conn.command(`EHLO ${options.heloName}`, step);
-    if (helo.code >= 500) {
-      greeting = "HELO";
-      helo = await conn.command(`HELO ${options.heloName}`, step);
-    }
-    if (helo.code !== 250) return noSession("helo", null, helo);
-
-    stage = "mail_from";
-    const from = await conn.command(`MAIL FROM:<${options.mailFrom}>`, step);
-    if (from.code !== 250) return noSession("mail_from", null, from);
-
-    stage = "rcpt";
-    targetReply = await conn.command(`RCPT TO:<${target}>`, step);
-    if (targetReply.code < 200 || targetReply.code >= 300) return { kind: "rcpt", greeting, target: targetReply, random: null, reason: null };
-    const randomReply = await conn.command(`RCPT TO:<${random}>`, step);
-    return { kind: "rcpt", greeting, target: targetReply, random: randomReply, reason: null };
-  } catch (err) {
-    if (err instanceof SmtpError && err.kind === "aborted") throw err;
-    if (stage !== "rcpt") return noSession(stage, err, null);
-    return { kind: "rcpt", greeting, target: targetReply, random: null, reason: (err as Error).message };
-  } finally {
-    if (options.signal?.aborted) conn.close();
-    else await conn.quit(Math.min(step, 2_000));
-  }
-}
-
-function noSession(stage: "connect" | "greeting" | "helo" | "mail_from", err: unknown, reply: SmtpReply | null): ProbeResult {
-  if (err instanceof SmtpError && err.kind === "aborted") throw err;
-  const reason = err ? (err as Error).message : `${stage} refused: ${reply?.code} ${reply?.lines[0] ?? ""}`.trim();
-  return { kind: "no_session", stage, reason, reply };
 }

@@ -30,6 +30,15 @@ const ZONE: Record<string, ZoneEntry> = {
       { preference: 10, exchange: "dead.local.test" },
     ],
   },
+  "twoprimaries.test": {
+    mx: [
+      { preference: 10, exchange: "dead.local.test" },
+      { preference: 10, exchange: "mx.local.test" },
+    ],
+  },
+  "contoso.test": { mx: [{ preference: 0, exchange: "contoso-test.mail.protection.outlook.com" }] },
+  "contoso-test.mail.protection.outlook.com": { a: ["127.0.0.1"] },
+  "notm365.test": { mx: MX },
   "implicit.test": { a: ["127.0.0.1"] },
   "nullmx.test": { mx: [{ preference: 0, exchange: "." }] },
   "nomail.test": {},
@@ -43,7 +52,11 @@ const ZONE: Record<string, ZoneEntry> = {
 function rcpt(address: string): string | null {
   const [local, domain] = address.split("@");
   switch (domain) {
+    case "contoso.test":
+    case "notm365.test":
+      return local === "alice" ? "250 2.1.5 Recipient OK" : "550 5.4.1 Recipient address rejected: Access denied. AS(201806281) [BN8NAM12FT003.eop-nam12.prod.protection.outlook.com]";
     case "exists.test":
+    case "twoprimaries.test":
     case "failover.test":
     case "implicit.test":
     case "mailinator.com":
@@ -199,16 +212,76 @@ describe("SmtpEmailSource", () => {
     await expect(check("alice@exists.test", { smtpPort: await closedTcpPort() })).resolves.toEqual(UNKNOWN);
   });
 
-  it("tries MX hosts in priority order: the refused primary, then the next one", async () => {
-    await expect(check("alice@failover.test")).resolves.toEqual(ok(true));
+  it("a backup MX never decides: the primary refusing the connection is unknown, the backup is not even resolved", async () => {
+    await expect(check("alice@failover.test")).resolves.toEqual(UNKNOWN);
     const hostQueries = dns.queries.filter((q) => q.name.endsWith(".local.test") && q.type === 1).map((q) => q.name);
-    expect(hostQueries).toEqual(["dead.local.test", "mx.local.test"]);
-    expect(smtp.sessions).toHaveLength(1);
+    expect(hostQueries).toEqual(["dead.local.test"]);
+    expect(smtp.sessions).toHaveLength(0);
   });
 
-  it("stops after maxConnections mail server connections", async () => {
-    await expect(check("alice@failover.test", { maxConnections: 1 })).resolves.toEqual(UNKNOWN);
+  it("every host sharing the lowest preference may answer, within maxConnections", async () => {
+    await expect(check("alice@twoprimaries.test")).resolves.toEqual(ok(true));
+    expect(smtp.sessions).toHaveLength(1);
+    smtp.reset({ rcpt });
+    await expect(check("alice@twoprimaries.test", { maxConnections: 1 })).resolves.toEqual(UNKNOWN);
     expect(smtp.sessions).toHaveLength(0);
+  });
+
+  it("Microsoft 365 directory-based edge blocking (550 5.4.1 Access denied AS(201806281)) means no such user", async () => {
+    await expect(check("alice@contoso.test")).resolves.toEqual(ok(true));
+    await expect(check("bob@contoso.test")).resolves.toEqual(ok(false));
+    // The same reply from a server that is not Exchange Online is a routing/policy refusal: no verdict.
+    await expect(check("bob@notm365.test")).resolves.toEqual(UNKNOWN);
+  });
+
+  it("a server that requires STARTTLS answers over TLS", async () => {
+    smtp.reset({ rcpt, starttls: "require" });
+    await expect(check("alice@exists.test")).resolves.toEqual(ok(true));
+    await expect(check("bob@exists.test")).resolves.toEqual(ok(false));
+    expect(smtp.sessions.every((s) => s.tls)).toBe(true);
+  });
+
+  it("coalesces concurrent checks of one domain: at most maxSessionsPerServer sessions at a time, several recipients each", async () => {
+    smtp.reset({ rcpt, replyDelayMs: 30 }); // slow enough that every check is waiting before the first session ends
+    const src = source();
+    const addresses = Array.from({ length: 15 }, (_, i) => (i === 3 ? "alice@exists.test" : `user${i}@exists.test`));
+    const answers = await Promise.all(addresses.map((a) => src.lookup(id(a), new AbortController().signal)));
+    answers.forEach((a, i) => expect(a).toEqual(ok(i === 3 ? true : false)));
+    expect(smtp.maxConcurrent.get("127.0.0.1")).toBeLessThanOrEqual(2);
+    expect(smtp.sessions.length).toBeLessThanOrEqual(5);
+    expect(smtp.commands.filter((c) => c.startsWith("RCPT")).length).toBe(16); // 15 targets + one catch-all probe
+  });
+
+  it("at most maxRcptsPerSession recipients per session", async () => {
+    const src = source({ maxSessionsPerServer: 1, maxRcptsPerSession: 4 });
+    const addresses = Array.from({ length: 9 }, (_, i) => `user${i}@exists.test`);
+    await Promise.all(addresses.map((a) => src.lookup(id(a), new AbortController().signal)));
+    expect(smtp.maxConcurrent.get("127.0.0.1")).toBe(1);
+    for (const s of smtp.sessions) expect(s.commands.filter((c) => c.startsWith("RCPT")).length).toBeLessThanOrEqual(4);
+  });
+
+  it("backs off a server that says 421: the next checks open no session and are unknown", async () => {
+    smtp.reset({ rcpt, greeting: "421 4.3.2 Service not available, closing transmission channel" });
+    const src = source();
+    await expect(src.lookup(id("alice@exists.test"), new AbortController().signal)).resolves.toEqual(UNKNOWN);
+    smtp.reset({ rcpt });
+    await expect(src.lookup(id("alice@exists.test"), new AbortController().signal)).resolves.toEqual(UNKNOWN);
+    expect(smtp.sessions).toHaveLength(0);
+    // Another source (another worker process) has no back-off; a short back-off ends.
+    const brief = source({ backoffMs: 50 });
+    smtp.reset({ rcpt, greeting: "421 4.7.0 Try again later" });
+    await expect(brief.lookup(id("alice@exists.test"), new AbortController().signal)).resolves.toEqual(UNKNOWN);
+    smtp.reset({ rcpt });
+    await new Promise((r) => setTimeout(r, 80));
+    await expect(brief.lookup(id("alice@exists.test"), new AbortController().signal)).resolves.toEqual(ok(true));
+  });
+
+  it("a check whose deadline runs out while waiting for a session is unknown", async () => {
+    smtp.reset({ rcpt: () => null }); // the one allowed session hangs
+    const src = source({ maxSessionsPerServer: 1, maxRcptsPerSession: 1, stepTimeoutMs: 1_000, deadlineMs: 300 });
+    const both = await Promise.all([src.lookup(id("alice@exists.test"), new AbortController().signal), src.lookup(id("bob@exists.test"), new AbortController().signal)]);
+    expect(both).toEqual([UNKNOWN, UNKNOWN]);
+    expect(smtp.maxConcurrent.get("127.0.0.1")).toBe(1);
   });
 
   it("no MX but an A record: the domain itself is the mail host (implicit MX)", async () => {

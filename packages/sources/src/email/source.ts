@@ -4,7 +4,8 @@ import { isDeliverableAddress, parseEmail, type Answer } from "@svc/domain";
 import { SourceError, type Identifier, type Source } from "../types";
 import { isDisposableDomain } from "./disposable";
 import { DnsError, DnsResolver } from "./dns";
-import { probeMailbox, type ProbeResult, type SmtpReply } from "./smtp";
+import { MxPool, type MxProbeAnswer, type MxServer } from "./mx-pool";
+import { classifyRcpt, providerOf } from "./rcpt-rules";
 
 export type SmtpEmailSourceOptions = {
   /** Name sent in EHLO/HELO; should be this host's public name with matching forward and reverse DNS. */
@@ -37,6 +38,14 @@ export type SmtpEmailSourceOptions = {
    * turn it on to reach their loopback servers.
    */
   allowPrivateAddresses?: boolean;
+  /** Simultaneous SMTP sessions per mail server address across all checks of this source, default 2. */
+  maxSessionsPerServer?: number;
+  /** Recipients of one domain asked in one session (plus one catch-all probe), default 20. */
+  maxRcptsPerSession?: number;
+  /** No new session to a server for this long after it said 421 (or 4xx before RCPT), default 120 s. */
+  backoffMs?: number;
+  /** Upgrade sessions with STARTTLS when the server offers it, default true. */
+  startTls?: boolean;
   /** A resolver to use instead of one built from the dns* options. */
   resolver?: DnsResolver;
 };
@@ -53,17 +62,20 @@ const ADDRESS_LITERAL = /^\[(?:\d{1,3}(?:\.\d{1,3}){3}|IPv6:[0-9A-Fa-f:.]+)\]$/;
  * (an SMTP "RCPT probe"). No message is ever sent: the dialogue stops after RCPT
  * and ends with QUIT, never DATA. Answers only whether the mailbox exists.
  *
- * Mail hosts: the MX records in priority order; no MX records at all means the
- * domain's own A/AAAA addresses (RFC 5321 implicit MX); a null MX (RFC 7505) means
- * the domain accepts no mail. Connection-level failures (refused, timeout, greeting
- * or EHLO/HELO or MAIL FROM refused) move on to the next address/host; the first
- * server that answers RCPT decides, because a lower-priority (backup) MX usually
- * accepts every recipient for later relay and would look like a catch-all.
+ * Mail hosts: only the highest-priority MX may decide: the hosts sharing the
+ * lowest preference value, each of their addresses in turn (up to maxConnections).
+ * A lower-priority (backup) MX usually accepts every recipient for later relay, so
+ * its "250" says nothing: when the primary refuses the connection, says 421, times
+ * out or fails before RCPT, the answer is `unknown` (free), never a backup's verdict.
+ * No MX records at all means the domain's own A/AAAA addresses (RFC 5321 implicit
+ * MX); a null MX (RFC 7505) means the domain accepts no mail. Sessions go through
+ * an MxPool (per-server session limit, several recipients per session, back-off).
+ * RCPT replies are read with the table in rcpt-rules.ts (provider rules first).
  *
  * Answers (`ok` is conclusive and billed; `unknown` and `invalid` are free):
  * - target accepted (2xx), random address at the same domain rejected as unknown
  *   user: `ok`, registered true.
- * - target rejected as unknown user (see `classifyRcpt`): `ok`, registered false.
+ * - target rejected as unknown user (see RCPT_RULES): `ok`, registered false.
  * - target and random both accepted: catch-all domain, `ok`, registered null,
  *   catch_all true.
  * - the domain does not exist (NXDOMAIN), has a null MX, has neither MX nor
@@ -72,8 +84,9 @@ const ADDRESS_LITERAL = /^\[(?:\d{1,3}(?:\.\d{1,3}){3}|IPv6:[0-9A-Fa-f:.]+)\]$/;
  * - syntax not accepted by `parseEmail`: `invalid`.
  * - everything else is `unknown`: greylisting and other 4xx, policy rejections
  *   (5.7.x, blocklists, "relay denied", MAIL FROM refused), timeouts, connection
- *   refused, DNS timeout/SERVFAIL, the deadline running out, a target accepted but
- *   the catch-all probe unanswered.
+ *   refused, DNS timeout/SERVFAIL, the deadline running out (also while waiting for
+ *   a session), a server backing off, a target accepted but the catch-all probe
+ *   unanswered, a primary MX with no usable address while a backup has one.
  * Attributes of an `ok` answer are always `{ catch_all, disposable, mx_found }`;
  * mx_found means a mail host to talk to was found (MX, or implicit MX via A/AAAA).
  * `unknown` and `invalid` answers carry no attributes, like every other source.
@@ -103,6 +116,7 @@ export class SmtpEmailSource implements Source {
   private readonly deadlineMs: number;
   private readonly maxConnections: number;
   private readonly allowPrivate: boolean;
+  private readonly pool: MxPool;
 
   constructor(options: SmtpEmailSourceOptions) {
     if (!HOSTNAME.test(options.heloName) && !ADDRESS_LITERAL.test(options.heloName)) throw new Error("heloName must be a host name or an address literal");
@@ -124,6 +138,20 @@ export class SmtpEmailSource implements Source {
     }
     this.resolver =
       options.resolver ?? new DnsResolver({ servers: options.dnsServers, timeoutMs: options.dnsTimeoutMs, tries: options.dnsTries });
+    this.pool = new MxPool({
+      maxSessionsPerServer: options.maxSessionsPerServer ?? 2,
+      maxRcptsPerSession: options.maxRcptsPerSession ?? 20,
+      backoffMs: options.backoffMs ?? 120_000,
+      randomLocal: () => randomBytes(8).toString("hex"),
+      session: {
+        port: this.port,
+        heloName: this.heloName,
+        mailFrom: this.mailFrom,
+        connectTimeoutMs: this.connectTimeoutMs,
+        stepTimeoutMs: this.stepTimeoutMs,
+        startTls: options.startTls ?? true,
+      },
+    });
   }
 
   async lookup(id: Identifier, signal: AbortSignal): Promise<Answer> {
@@ -150,63 +178,62 @@ export class SmtpEmailSource implements Source {
       registered,
       attributes: { catch_all: catchAll, disposable, mx_found: mxFound },
     });
-    const noMail = () => ok(false, false, false);
+    const servers = await this.primaryServers(domain, signal);
+    if (servers === "no_mail") return ok(false, false, false);
+    if (servers === "unknown") return UNKNOWN;
+    const answer = await this.pool.probe({ domain, local, servers: servers.slice(0, this.maxConnections), signal });
+    return verdict(answer, ok);
+  }
 
+  /**
+   * The addresses of the domain's highest-priority MX hosts (the lowest preference
+   * value; every host sharing it, in the resolver's order), or of the domain itself
+   * without MX records. "no_mail" when the domain cannot receive mail at all;
+   * "unknown" when the primary cannot be asked (DNS trouble, only private addresses,
+   * or a primary without addresses while a backup has some).
+   */
+  private async primaryServers(domain: string, signal: AbortSignal): Promise<MxServer[] | "no_mail" | "unknown"> {
     const mx = await this.dns(() => this.resolver.mx(domain, signal));
-    if (mx === "nxdomain") return noMail();
-    if (mx === "temporary") return UNKNOWN;
+    if (mx === "nxdomain") return "no_mail";
+    if (mx === "temporary") return "unknown";
 
-    let hosts: Array<{ name: string; addresses: string[] | null }>;
+    let primary: string[];
+    let backups: string[] = [];
     if (mx.length === 0) {
-      const own = await this.dns(() => this.resolver.addresses(domain, signal));
-      if (own === "temporary") return UNKNOWN;
-      if (own === "nxdomain" || own.length === 0) return noMail();
-      hosts = [{ name: domain, addresses: own }];
+      primary = [domain];
     } else {
-      const real = mx.filter((r) => r.exchange !== "");
-      if (real.length === 0) return noMail(); // null MX: "this domain accepts no mail"
-      hosts = real.slice(0, MAX_MX_HOSTS).map((r) => ({ name: r.exchange, addresses: net.isIP(r.exchange) ? [r.exchange] : null }));
+      const real = mx.filter((r) => r.exchange !== "").slice(0, MAX_MX_HOSTS);
+      if (real.length === 0) return "no_mail"; // null MX: "this domain accepts no mail"
+      const top = Math.min(...real.map((r) => r.priority));
+      primary = real.filter((r) => r.priority === top).map((r) => r.exchange);
+      backups = real.filter((r) => r.priority !== top).map((r) => r.exchange);
     }
 
-    const target = `${local}@${domain}`;
-    const random = `${randomBytes(8).toString("hex")}@${domain}`;
-    let connections = 0;
-    let addressFound = false;
-    let inconclusive = false;
-    for (const host of hosts) {
-      let addresses = host.addresses;
-      if (addresses === null) {
-        const found = await this.dns(() => this.resolver.addresses(host.name, signal));
-        if (found === "temporary") inconclusive = true;
-        if (found === "temporary" || found === "nxdomain") continue;
-        addresses = found;
-      }
-      for (const address of addresses) {
-        addressFound = true;
-        // The same address policy as webhooks: a domain's MX is chosen by whoever owns the domain.
-        if (!this.allowPrivate && !isDeliverableAddress(address)) {
-          inconclusive = true;
-          continue;
-        }
-        if (connections >= this.maxConnections) return UNKNOWN;
-        connections += 1;
-        const result = await probeMailbox(address, target, random, {
-          port: this.port,
-          heloName: this.heloName,
-          mailFrom: this.mailFrom,
-          connectTimeoutMs: this.connectTimeoutMs,
-          stepTimeoutMs: this.stepTimeoutMs,
-          signal,
-        });
-        if (result.kind === "no_session") {
-          inconclusive = true;
-          continue;
-        }
-        return verdict(result, ok);
-      }
+    const resolved = await this.resolveHosts(primary, signal);
+    if (resolved.servers.length === 0) {
+      if (resolved.temporary) return "unknown";
+      // No primary host has an address: deliverable only through a backup, which cannot say whether the mailbox exists.
+      const backup = await this.resolveHosts(backups, signal);
+      return backup.servers.length > 0 || backup.temporary ? "unknown" : "no_mail";
     }
-    // No MX host has an address at all: mail to this domain cannot be delivered.
-    return inconclusive || addressFound ? UNKNOWN : noMail();
+    // The same address policy as webhooks: a domain's MX is chosen by whoever owns the domain.
+    const usable = resolved.servers.filter((s) => this.allowPrivate || isDeliverableAddress(s.address));
+    return usable.length > 0 ? usable : "unknown";
+  }
+
+  private async resolveHosts(hosts: readonly string[], signal: AbortSignal): Promise<{ servers: MxServer[]; temporary: boolean }> {
+    const servers: MxServer[] = [];
+    let temporary = false;
+    for (const host of hosts) {
+      if (net.isIP(host)) {
+        servers.push({ address: host, host });
+        continue;
+      }
+      const found = await this.dns(() => this.resolver.addresses(host, signal));
+      if (found === "temporary") temporary = true;
+      else if (found !== "nxdomain") for (const address of found) if (!servers.some((s) => s.address === address)) servers.push({ address, host });
+    }
+    return { servers, temporary };
   }
 
   /** DNS outcome: records, a permanent "nxdomain", or "temporary"; a resolver we cannot use is a SourceError. */
@@ -223,39 +250,14 @@ export class SmtpEmailSource implements Source {
   }
 }
 
-function verdict(result: Extract<ProbeResult, { kind: "rcpt" }>, ok: (registered: boolean | null, catchAll: boolean, mxFound: boolean) => Answer): Answer {
-  const target = result.target ? classifyRcpt(result.target) : "no_answer";
+function verdict(answer: MxProbeAnswer, ok: (registered: boolean | null, catchAll: boolean, mxFound: boolean) => Answer): Answer {
+  if (answer.kind === "no_session") return UNKNOWN;
+  const provider = providerOf(answer.server.host);
+  const target = answer.target ? classifyRcpt(answer.target, provider) : "no_answer";
   if (target === "no_such_user") return ok(false, false, true);
   if (target !== "accepted") return UNKNOWN;
-  const random = result.random ? classifyRcpt(result.random) : "no_answer";
+  const random = answer.random ? classifyRcpt(answer.random, provider) : "no_answer";
   if (random === "no_such_user") return ok(true, false, true);
   if (random === "accepted") return ok(null, true, true);
   return UNKNOWN;
 }
-
-const POLICY_WORDS =
-  /spam|block|black ?list|\blisted (?:at|on|by)\b|\brbl\b|dnsbl|reputation|policy|relay|denied|not permitted|prohibited|banned|abuse|\bspf\b|dmarc|dkim|authenticat|starttls|\btls\b|\brate\b|too many|disabled|inactive|suspended|quota|\bfull\b|storage/i;
-
-/**
- * What a RCPT reply says about the address:
- * - `accepted`: any 2xx (250, 251 will forward, 252 cannot verify but will accept).
- * - `no_such_user`: a permanent "address does not exist". With an enhanced status
- *   code, 5.1.x (bad mailbox, bad system, bad syntax, moved, null MX) except the
- *   sender-side 5.1.7/5.1.8. Without one, 550/551/553 whose text does not name a
- *   policy reason (blocklists, relaying, authentication, rate, quota, a disabled
- *   mailbox...).
- * - `temporary`: 4xx (greylisting, rate limits, mailbox busy).
- * - `refused`: every other 5xx (policy, 5.2.x mailbox full or disabled, 5.7.x):
- *   says nothing reliable about existence.
- */
-export function classifyRcpt(reply: SmtpReply): "accepted" | "no_such_user" | "temporary" | "refused" {
-  if (reply.code >= 200 && reply.code < 300) return "accepted";
-  if (reply.code >= 400 && reply.code < 500) return "temporary";
-  if (reply.code < 500 || reply.code >= 600) return "refused";
-  if (reply.enhanced) {
-    const [, subject, detail] = reply.enhanced.split(".");
-    return subject === "1" && detail !== "7" && detail !== "8" ? "no_such_user" : "refused";
-  }
-  return [550, 551, 553].includes(reply.code) && !POLICY_WORDS.test(reply.lines.join(" ")) ? "no_such_user" : "refused";
-}
-

@@ -1,6 +1,6 @@
 import { ApiError, ROUTES, validateBody, type RouteDef } from "@svc/contract";
 import { answerTestRows, initialLiveRows, testProfileFor, type CheckCode, type InputKind, type PreparedRow, type ResultRow } from "@svc/domain";
-import { identifierHash, renderRowsCopy, type RowsCopy, type TestUsage } from "@svc/store";
+import { identifierHash, renderRowsChunk, type RowsCopy, type TestUsage } from "@svc/store";
 import { requestHash } from "../http/request-hash";
 import { assertStorableInput } from "../http/text-input";
 import { jobBodyFromForm, type JobForm } from "../jobs/csv-upload";
@@ -53,11 +53,37 @@ export type Intake =
       counts: Record<"rows" | InputKind, RowCounts>;
       /** Live keys: keyed hashes (32 bytes each) of the valid rows of each kind, for counting cached answers. */
       cacheKeys: Record<InputKind, Uint8Array> | null;
-      /** createJob: the rows rendered for COPY. */
+      /** createJob: the rows rendered for COPY (streamed: still being rendered on the thread). */
       rows: RowsCopy | null;
       /** createJob with a test key: usage to record. */
       usage: TestUsage | null;
+      /** Streamed rows: the usage, once the last row is rendered (`usage` is then null). */
+      usageLater?: Promise<TestUsage | null>;
     };
+
+/**
+ * Where an accepted createJob intake sends its rows as it renders them (intake-worker:
+ * a MessagePort to the event loop, which writes them into the job's COPY meanwhile).
+ * `head` comes first, as soon as the request is planned: everything but the rows'
+ * text (`rows` null, their count given) and the usage; then the rows in pieces; then
+ * `end` with the usage. Rows are answered and rendered only for a request that is
+ * not refused by its plan; the event loop may still refuse it afterwards (its
+ * Idempotency-Key, money, availability), and then drops what arrives.
+ */
+export type RowSink = {
+  head(intake: Extract<Intake, { ok: true }>, rowCount: number): void;
+  rows(text: Uint8Array): void;
+  end(usage: TestUsage | null): void;
+};
+
+/** What a RowSink over a MessagePort sends (intake-worker → BulkIntake). */
+export type RowMessage =
+  | { type: "head"; intake: Extract<Intake, { ok: true }>; rowCount: number }
+  | { type: "rows"; text: Uint8Array }
+  | { type: "end"; usage: TestUsage | null };
+
+/** Rows answered and rendered per piece sent to the COPY (~460 bytes a row: ~1 MB). */
+export const ROWS_PER_PIECE = 2_000;
 
 const routeOf = (operation: BulkOperation) => ROUTES.find((r) => r.operationId === operation) as RouteDef;
 
@@ -114,6 +140,8 @@ function testJobRows(rows: readonly PreparedRow[], checks: readonly CheckCode[],
   return answerTestRows(rows, checks, now, true).rows.map((r, i) => {
     const prepared = rows[i];
     const outage = prepared?.status === "valid" && testProfileFor(prepared)?.unavailable === true;
+    // Almost every row is final as answered: kept as it is (no copy of 50,000 rows).
+    if (!outage && !r.checks.some((c) => c.status === "pending")) return r;
     return {
       ...r,
       checks: r.checks.map((c) => (outage || c.status === "pending" ? { ...c, status: "unknown" as const, registered: null, attributes: null } : c)),
@@ -121,7 +149,11 @@ function testJobRows(rows: readonly PreparedRow[], checks: readonly CheckCode[],
   });
 }
 
-export function runIntake(input: IntakeInput, cacheSecret: string): Intake {
+/**
+ * Without a sink, a createJob's rows come back rendered in `rows`; with one, they go
+ * to the sink as they are rendered and the result holds none.
+ */
+export function runIntake(input: IntakeInput, cacheSecret: string, sink?: RowSink): Intake {
   const route = routeOf(input.operation);
   let body: JobFields & IdentifierBody;
   let hash: string;
@@ -144,21 +176,45 @@ export function runIntake(input: IntakeInput, cacheSecret: string): Intake {
   const plan: PlanFacts = { checks: prepared.checks, checksTotal: prepared.checksTotal, early: prepared.early, late: prepared.late, families: prepared.families, counts: countByKind(rows) };
   const refused = prepared.early !== null || prepared.late !== null;
   const now = new Date(input.now);
-  let jobRows: RowsCopy | null = null;
-  let usage: TestUsage | null = null;
-  if (!refused && input.operation === "createJob" && input.jobId) {
-    const results = input.caller.livemode ? initialLiveRows(rows, prepared.checks) : testJobRows(rows, prepared.checks, now);
-    jobRows = renderRowsCopy(input.jobId, results.map(storedRow));
-    if (!input.caller.livemode) usage = testUsage(prepared.checks, results, now);
-  }
-  return {
+  const accepted: Extract<Intake, { ok: true }> = {
     ok: true,
     fields,
     hash,
     plan,
     counts: { rows: countRows(rows), number: countRows(rows, "number"), email: countRows(rows, "email") },
     cacheKeys: !refused && input.caller.livemode ? { number: cacheKeysOf(rows, "number", cacheSecret), email: cacheKeysOf(rows, "email", cacheSecret) } : null,
-    rows: jobRows,
-    usage,
+    rows: null,
+    usage: null,
   };
+  if (refused || input.operation !== "createJob" || !input.jobId) return accepted;
+  const jobId = input.jobId;
+  const render = (emit: (text: Uint8Array) => void): TestUsage | null => {
+    const answered: ResultRow[] = [];
+    for (let at = 0; at < rows.length; at += ROWS_PER_PIECE) {
+      const piece = rows.slice(at, at + ROWS_PER_PIECE);
+      const results = input.caller.livemode ? initialLiveRows(piece, prepared.checks) : testJobRows(piece, prepared.checks, now);
+      emit(renderRowsChunk(jobId, results.map(storedRow)));
+      if (!input.caller.livemode) for (const r of results) answered.push(r);
+    }
+    return input.caller.livemode ? null : testUsage(prepared.checks, answered, now);
+  };
+  if (sink) {
+    sink.head(accepted, rows.length);
+    sink.end(render((text) => sink.rows(text)));
+    return accepted;
+  }
+  const pieces: Uint8Array[] = [];
+  const usage = render((text) => pieces.push(text));
+  return { ...accepted, rows: { count: rows.length, text: concat(pieces) }, usage };
+}
+
+/** One buffer of its own (transferable) holding the pieces end to end. */
+function concat(pieces: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(pieces.reduce((n, p) => n + p.byteLength, 0));
+  let at = 0;
+  for (const p of pieces) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
 }

@@ -1,4 +1,5 @@
 import path from "node:path";
+import { MessageChannel } from "node:worker_threads";
 import type { Request } from "express";
 import { Piscina } from "piscina";
 import { ApiError } from "@svc/contract";
@@ -7,8 +8,9 @@ import { metrics } from "@svc/telemetry";
 import type { GatewayConfig } from "../config";
 import type { Caller } from "../context";
 import { FairScheduler, Overloaded } from "./fair-scheduler";
-import type { Intake, IntakeInput } from "./intake-task";
-import type { IntakeWorkerData, ThreadPriority } from "./intake-worker";
+import type { TestUsage } from "@svc/store";
+import type { Intake, IntakeInput, RowMessage } from "./intake-task";
+import type { IntakeTaskInput, IntakeWorkerData, ThreadPriority } from "./intake-worker";
 
 /**
  * The built thread entry: threads run plain JavaScript, also under the test runner
@@ -57,7 +59,7 @@ const overloaded = (retryAfterSeconds: number) => {
  * there are threads, so its own FIFO queue stays empty.
  */
 export class BulkIntake {
-  private readonly pool: Piscina<IntakeInput | { probe: true }, Intake>;
+  private readonly pool: Piscina<IntakeTaskInput | { probe: true }, Intake | null>;
   private readonly scheduler: FairScheduler;
 
   constructor(opts: BulkIntakeOptions) {
@@ -93,15 +95,45 @@ export class BulkIntake {
    * transferred to the thread (the caller must not use them afterwards). `signal`
    * withdraws a request still waiting (its client went away); one already running
    * finishes, as stopping a thread would cost more than the rest of the task.
+   *
+   * An accepted createJob resolves as soon as it is planned, with `rows` still being
+   * rendered on the thread (streamed: the job's COPY writes them as they come, so the
+   * COPY overlaps the rendering) and `usageLater`. The tenant's thread stays taken
+   * until the last row is rendered, whatever the request's fate: a request refused
+   * meanwhile only drops the rows.
    */
   async run(tenant: string, input: IntakeInput, signal?: AbortSignal): Promise<Intake> {
     const bytes = input.body.type === "json" ? input.body.bytes : input.body.form.file;
-    try {
-      return await this.scheduler.run(tenant, bytes.byteLength, async () => (await this.pool.run(input, { transferList: [bytes.buffer as ArrayBuffer] })) as Intake, signal);
-    } catch (err) {
-      if (err instanceof Overloaded) throw overloaded(err.retryAfterSeconds);
-      throw err;
-    }
+    const channel = input.operation === "createJob" && input.jobId ? new MessageChannel() : null;
+    const rows = channel ? new StreamedRows() : null;
+    return new Promise<Intake>((resolve, reject) => {
+      channel?.port1.on("message", (message: RowMessage) => {
+        if (message.type === "rows") rows?.push(message.text);
+        else if (message.type === "head" && rows) resolve({ ...message.intake, rows: { count: message.rowCount, chunks: rows }, usage: null, usageLater: rows.usage });
+        else if (message.type === "end") {
+          rows?.end(message.usage);
+          channel.port1.close();
+        }
+      });
+      const task: IntakeTaskInput = channel ? { ...input, port: channel.port2 } : input;
+      const transferList = channel ? [bytes.buffer as ArrayBuffer, channel.port2] : [bytes.buffer as ArrayBuffer];
+      this.scheduler
+        .run(tenant, bytes.byteLength, async () => (await this.pool.run(task, { transferList: transferList as never })) as Intake | null, signal)
+        .then(
+          // null: the intake went over the port (its `end` may still be on the way).
+          (result) => {
+            if (result === null) return;
+            channel?.port1.close();
+            resolve(result);
+          },
+          (err: unknown) => {
+            channel?.port1.close();
+            const failure = err instanceof Overloaded ? overloaded(err.retryAfterSeconds) : err;
+            rows?.fail(failure);
+            reject(failure);
+          },
+        );
+    });
   }
 
   /** How the threads are scheduled (asks one of them): "idle" (SCHED_IDLE) or "nice". */
@@ -115,5 +147,66 @@ export class BulkIntake {
 
   async close(): Promise<void> {
     await this.pool.destroy();
+  }
+}
+
+/**
+ * A job's rows as an intake thread sends them: pieces queued until the COPY reads
+ * them. Read once (a second reader would see only what is left, so it is refused);
+ * a thread that fails makes the reader throw, which fails the COPY and so rolls back
+ * the job's transaction.
+ */
+class StreamedRows implements AsyncIterable<Uint8Array> {
+  readonly usage: Promise<TestUsage | null>;
+  private settleUsage!: { resolve: (u: TestUsage | null) => void; reject: (err: unknown) => void };
+  private readonly pieces: Uint8Array[] = [];
+  private ended = false;
+  private failure: { err: unknown } | null = null;
+  private wake: (() => void) | null = null;
+  private read = false;
+
+  constructor() {
+    this.usage = new Promise((resolve, reject) => (this.settleUsage = { resolve, reject }));
+    // Nobody asks for the usage of a request refused after its intake.
+    this.usage.catch(() => undefined);
+  }
+
+  push(text: Uint8Array): void {
+    this.pieces.push(text);
+    this.notify();
+  }
+
+  end(usage: TestUsage | null): void {
+    this.ended = true;
+    this.settleUsage.resolve(usage);
+    this.notify();
+  }
+
+  fail(err: unknown): void {
+    if (this.ended) return;
+    this.failure = { err };
+    this.settleUsage.reject(err);
+    this.notify();
+  }
+
+  private notify(): void {
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
+    if (this.read) throw new Error("streamed rows can be read once");
+    this.read = true;
+    for (;;) {
+      const next = this.pieces.shift();
+      if (next) {
+        yield next;
+        continue;
+      }
+      if (this.failure) throw this.failure.err;
+      if (this.ended) return;
+      await new Promise<void>((resolve) => (this.wake = resolve));
+    }
   }
 }

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { NextFunction, Request, Response } from "express";
 import { ApiError, LIMITS } from "@svc/contract";
 import { networkOf } from "@svc/domain";
@@ -32,6 +33,84 @@ if day == 1 then redis.call('EXPIRE', KEYS[2], 172800) end
 local ttl = redis.call('PTTL', KEYS[1])
 return {minute, day, ttl}`;
 
+type ScriptRedis = Pick<Deps["redis"], "eval" | "evalsha">;
+type BatchRedis = ScriptRedis & Pick<Deps["redis"], "pipeline">;
+
+const isNoScript = (err: unknown) => err instanceof Error && err.message.startsWith("NOSCRIPT");
+
+/**
+ * A Lua script run by its SHA-1 (EVALSHA): every request sends 40 bytes instead of the
+ * script, and Redis skips hashing it again. A Redis that does not know the script yet
+ * (restarted, flushed, another replica's first call) answers NOSCRIPT: then it is sent
+ * once with EVAL, which also caches it.
+ */
+export function luaScript(source: string) {
+  const sha = createHash("sha1").update(source).digest("hex");
+  return async (redis: ScriptRedis, keys: readonly string[], args: readonly string[]): Promise<unknown> => {
+    try {
+      return await redis.evalsha(sha, keys.length, ...keys, ...args);
+    } catch (err) {
+      if (!isNoScript(err)) throw err;
+      return redis.eval(source, keys.length, ...keys, ...args);
+    }
+  };
+}
+
+/**
+ * A one-key script whose calls are batched: the calls made while this event-loop turn
+ * handles its I/O (several requests read from several sockets) go to Redis as one
+ * pipeline, one write and one read, each still its own EVALSHA, atomic in Redis as
+ * before. A profile under load showed the limiter's socket write alone at ~7 % of
+ * the gateway's busy time, one write per request. A call answered NOSCRIPT is sent
+ * again with EVAL; a failed pipeline fails each of its calls. A turn with one call sends
+ * it alone (the next profile showed ioredis's Pipeline object at ~2.5 % by itself).
+ */
+export function batchedLuaScript(source: string, args: readonly string[]) {
+  const sha = createHash("sha1").update(source).digest("hex");
+  type Call = { key: string; resolve: (v: unknown) => void; reject: (err: unknown) => void };
+  const queues = new Map<BatchRedis, Call[]>();
+  const single = luaScript(source);
+  const flush = async (redis: BatchRedis) => {
+    const calls = queues.get(redis) ?? [];
+    queues.delete(redis);
+    // A lone call skips ioredis's Pipeline object, which costs more than the write it saves.
+    if (calls.length === 1) {
+      const c = calls[0] as Call;
+      single(redis, [c.key], args).then(c.resolve, c.reject);
+      return;
+    }
+    const pipeline = redis.pipeline();
+    for (const c of calls) pipeline.evalsha(sha, 1, c.key, ...args);
+    let results: [Error | null, unknown][];
+    try {
+      results = ((await pipeline.exec()) ?? []) as [Error | null, unknown][];
+    } catch (err) {
+      for (const c of calls) c.reject(err);
+      return;
+    }
+    calls.forEach((c, i) => {
+      const [err, value] = results[i] ?? [new Error("no reply from the pipeline"), undefined];
+      if (!err) return c.resolve(value);
+      if (!isNoScript(err)) return c.reject(err);
+      redis.eval(source, 1, c.key, ...args).then(c.resolve, c.reject);
+    });
+  };
+  return (redis: BatchRedis, key: string): Promise<unknown> =>
+    new Promise((resolve, reject) => {
+      let calls = queues.get(redis);
+      if (!calls) {
+        calls = [];
+        queues.set(redis, calls);
+        setImmediate(() => void flush(redis));
+      }
+      calls.push({ key, resolve, reject });
+    });
+}
+
+const GCRA_ARGS = [String(1000 / LIMITS.requestsPerSecond), String(LIMITS.burst)] as const;
+const gcra = batchedLuaScript(GCRA, GCRA_ARGS);
+const windows = luaScript(WINDOWS);
+
 /**
  * Rate limits for authenticated requests, after the key is known and before any
  * other work. If Redis cannot answer, requests are let through (and logged): the
@@ -46,7 +125,7 @@ export function rateLimit(deps: Deps) {
       if (caller.isSandbox) {
         const now = deps.now();
         const ip = networkOf(req.ip);
-        const [minute, day, ttl] = (await deps.redis.eval(WINDOWS, 2, `${prefix}:sandbox:m:${ip}`, `${prefix}:sandbox:d:${utcDay(now)}:${ip}`)) as [number, number, number];
+        const [minute, day, ttl] = (await windows(deps.redis, [`${prefix}:sandbox:m:${ip}`, `${prefix}:sandbox:d:${utcDay(now)}:${ip}`], [])) as [number, number, number];
         if (day > LIMITS.sandboxRequestsPerDay) {
           return next(new ApiError("rate_limited", { message: "The public sandbox key's daily limit for this address is reached.", retryAfterSeconds: secondsUntilUtcMidnight(now) }));
         }
@@ -55,7 +134,7 @@ export function rateLimit(deps: Deps) {
         }
         return next();
       }
-      const waitMs = (await deps.redis.eval(GCRA, 1, `${prefix}:key:${caller.keyId}`, String(1000 / LIMITS.requestsPerSecond), String(LIMITS.burst))) as number;
+      const waitMs = (await gcra(deps.redis, `${prefix}:key:${caller.keyId}`)) as number;
       if (waitMs > 0) return next(new ApiError("rate_limited", { message: "More than 10 requests a second (burst 20) with this key.", retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) }));
       next();
     } catch (err) {

@@ -91,7 +91,9 @@ async function createTestJob(deps: Deps, req: Request, job: NewJob, intake: Acce
   await storeTestResource(deps, req, job.id, async (client) => {
     await insertJob(client, job);
     // Test jobs count in usage like test lookups (live usage is recorded at settlement).
-    if (intake.usage) await recordTestUsage(client, { accountId: job.accountId, apiKeyId: job.apiKeyId }, intake.usage);
+    // Streamed rows: the usage is known once the last row is rendered, which the COPY above waited for.
+    const usage = intake.usageLater ? await intake.usageLater : intake.usage;
+    if (usage) await recordTestUsage(client, { accountId: job.accountId, apiKeyId: job.apiKeyId }, usage);
   });
   return createdJobReply(deps, job.id);
 }

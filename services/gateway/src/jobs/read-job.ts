@@ -1,6 +1,6 @@
 import { ApiError, LIMITS } from "@svc/contract";
-import { notifyDispatcher } from "@svc/core";
-import { FINAL_JOB_STATUSES, cancelJob, jobById, purgeJobResults, withTransaction } from "@svc/store";
+import { countSettlements, notifyDispatcher } from "@svc/core";
+import { FINAL_JOB_STATUSES, cancelJob, jobById, purgeJobResults, withTransaction, type JobRecord } from "@svc/store";
 import { publishCompletion } from "@svc/queues";
 import type { Deps } from "../context";
 import type { Handler } from "../http/routes";
@@ -8,7 +8,18 @@ import { clientGone } from "../http/client-gone";
 import { visibleJob } from "./access";
 import { presentJob } from "./present";
 
-/** GET /v1/jobs/{id}?wait=0..30: holds until the job reaches a final status (woken by a notice, not by polling). */
+/**
+ * Final and nothing of it still running: a cancelled job's rows in flight finish
+ * (and are billed) after it reads `cancelled`; `finished_at` is set when they have.
+ * The transaction that sets it also settles the job, so a finished job's cost is final.
+ */
+const finished = (job: JobRecord): boolean => FINAL_JOB_STATUSES.includes(job.status) && job.finished_at !== null;
+
+/**
+ * GET /v1/jobs/{id}?wait=0..30: holds until the job has finished — final, and for a
+ * cancelled job its rows in flight done too — woken by a notice sent after the
+ * commit that finished and settled it, not by polling.
+ */
 export function getJobHandler(deps: Deps): Handler {
   return async ({ caller, params, query, res }) => {
     if (!caller) throw new ApiError("unauthorized");
@@ -16,7 +27,7 @@ export function getJobHandler(deps: Deps): Handler {
     const deadline = Date.now() + waitMs;
     const signal = clientGone(res);
     let job = await visibleJob(deps, caller, params.id ?? "");
-    while (!FINAL_JOB_STATUSES.includes(job.status) && Date.now() < deadline && !signal.aborted && !deps.waiter.isClosed) {
+    while (!finished(job) && Date.now() < deadline && !signal.aborted && !deps.waiter.isClosed) {
       await deps.waiter.wait(job.id, deadline - Date.now(), signal);
       job = await visibleJob(deps, caller, job.id);
     }
@@ -38,15 +49,17 @@ export function deleteJobHandler(deps: Deps): Handler {
     const now = deps.now();
     if (FINAL_JOB_STATUSES.includes(job.status)) {
       const purged = await withTransaction(deps.store.pool, (client) => purgeJobResults(client, job.id, now));
-      if (purged) await notifyDispatcher(deps, purged.eventIds);
+      if (purged) {
+        countSettlements(purged.settlements);
+        await notifyDispatcher(deps, purged.eventIds);
+      }
     } else {
+      // With nothing in flight the job finishes, and settles, in this transaction.
       const cancelled = await withTransaction(deps.store.pool, (client) => cancelJob(client, job.id, now));
       if (cancelled) {
+        countSettlements(cancelled.settlements);
         await publishCompletion(deps.redis, deps.config.REDIS_PREFIX, job.id).catch(() => undefined);
-        const { rows } = await deps.store.pool.query<{ id: string }>(`SELECT id FROM reservations WHERE job_id = $1`, [job.id]);
-        if (rows[0]) {
-          await deps.producer.enqueue("settle.reservation", { reservationId: rows[0].id }, { jobId: `settle-${rows[0].id}-cancel` }).catch(() => undefined);
-        }
+        await notifyDispatcher(deps, cancelled.eventIds);
       }
     }
     const after = await jobById(deps.store.pool, job.id);

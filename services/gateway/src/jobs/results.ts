@@ -53,6 +53,8 @@ export function listJobResultsHandler(deps: Deps): Handler {
   return async ({ caller, params, query }: { caller: import("../context").Caller | undefined; params: Record<string, string>; query: Query }) => {
     if (!caller) throw new ApiError("unauthorized");
     const job = await visibleJob(deps, caller, params.id ?? "");
+    // Before anything that reads the query: purged results answer exactly as a job that does not exist.
+    requireResults(job);
     const service = query.service ? (resolveCheck(query.service) as CheckCode) : (job.checks[0] as CheckCode);
     if (!job.checks.includes(service)) throw new ApiError("invalid_request", { param: "service", message: "service must be one of the job's checks." });
     const filtered = query.registered !== undefined || query.status !== undefined;
@@ -67,7 +69,6 @@ export function listJobResultsHandler(deps: Deps): Handler {
     // Without a filter every service lists the same rows, so the cursor is the job's alone.
     const listing = filtered ? `${job.id}|${service}|${query.registered ?? ""}|${query.status ?? ""}` : job.id;
     const after = query.after !== undefined ? decodeCursor(deps.config.KEY_HASH_SECRET, listing, query.after) : 0;
-    requireResults(job);
     const limit = query.limit ?? DEFAULT_PAGE;
     const rows = await jobRowsPage(deps.store.pool, job.id, after, limit + 1, filter);
     const page = rows.slice(0, limit);

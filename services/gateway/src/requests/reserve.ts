@@ -2,7 +2,18 @@ import type pg from "pg";
 import { ApiError } from "@svc/contract";
 import { notifyDispatcher } from "@svc/core";
 import { maxCostMicros, money, newId, parseAmount, toUnitPrices, type CheckCode } from "@svc/domain";
-import { bindIdempotentResource, markCapReached, recordEvent, reserveAndCommit, withTransaction, type IdempotencyClaimRef, type ReservationRefusal } from "@svc/store";
+import {
+  bindIdempotentResource,
+  insertLookup,
+  markCapReached,
+  recordEvent,
+  reserveAndCommit,
+  reserveWithLookup,
+  withTransaction,
+  type IdempotencyClaimRef,
+  type NewLookup,
+  type ReservationRefusal,
+} from "@svc/store";
 import { metrics } from "@svc/telemetry";
 import { offersFor } from "../cache/offers";
 import type { Caller, Deps } from "../context";
@@ -77,12 +88,18 @@ async function refusal(deps: Deps, caller: Caller, reason: ReservationRefusal, d
   });
 }
 
+/** What a reservation stores: a live lookup (as data), or anything else written by a callback. */
+export type Storable = { lookup: NewLookup } | ((client: pg.PoolClient, reservationId: string) => Promise<void>);
+
 /**
- * Stores the request with `store` and reserves the quote in the same transaction,
- * so a lookup or job exists exactly when its money is held. Refusals roll back.
- * Under an Idempotency-Key the resource is bound to the request's claim in that
- * transaction too; a claim lost to a retry (this request ran past its lock) rolls
- * everything back, so one key never holds money twice.
+ * Stores the request and reserves the quote together, so a lookup or job exists
+ * exactly when its money is held. Refusals write nothing. Under an Idempotency-Key
+ * the resource is bound to the request's claim in the same transaction; a claim lost
+ * to a retry (this request ran past its lock) rolls everything back, so one key never
+ * holds money twice. A live lookup of an uncapped key with no claim to bind is written
+ * in the reservation's own statement (one round trip instead of BEGIN, reserve,
+ * insert, COMMIT); a capped key's counter is written before the account's conditions
+ * are known, so it needs the transaction's rollback.
  */
 export async function reserveAndStore(
   deps: Deps,
@@ -90,32 +107,33 @@ export async function reserveAndStore(
   q: Quote,
   identifiers: number,
   target: { lookupId: string; jobId?: undefined; expiresAt: Date } | { jobId: string; lookupId?: undefined; expiresAt: Date },
-  store: (client: pg.PoolClient, reservationId: string) => Promise<void>,
+  store: Storable,
   claim: IdempotencyClaimRef | undefined,
 ): Promise<string> {
   const day = utcDay(deps.now());
   const reservationId = newId("reservation");
-  const r = await reserveAndCommit(
-    deps.store.pool,
-    deps.accountTurns,
-    {
-      reservationId,
-      accountId: caller.accountId,
-      apiKeyId: caller.keyId,
-      keyHasCap: caller.dailySpendCapMicros !== null,
-      amountMicros: q.amountMicros,
-      identifiers,
-      day,
-      unitPrices: q.unitPrices,
-      ...target,
-    },
-    async (client) => {
-      await store(client, reservationId);
-      if (claim && !(await bindIdempotentResource(client, claim, target.lookupId ?? target.jobId))) {
-        throw new ApiError("idempotency_request_in_progress", { param: "Idempotency-Key", retryAfterSeconds: 1 });
-      }
-    },
-  );
+  const input = {
+    reservationId,
+    accountId: caller.accountId,
+    apiKeyId: caller.keyId,
+    keyHasCap: caller.dailySpendCapMicros !== null,
+    amountMicros: q.amountMicros,
+    identifiers,
+    day,
+    unitPrices: q.unitPrices,
+    ...target,
+  };
+  const lookup = typeof store === "function" ? undefined : store.lookup;
+  const write = typeof store === "function" ? store : (client: pg.PoolClient) => insertLookup(client, store.lookup);
+  const r =
+    lookup && target.lookupId !== undefined && !claim && !input.keyHasCap && !lookup.usage
+      ? await reserveWithLookup(deps.store.pool, deps.accountTurns, { ...input, lookupId: target.lookupId }, lookup)
+      : await reserveAndCommit(deps.store.pool, deps.accountTurns, input, async (client) => {
+          await write(client, reservationId);
+          if (claim && !(await bindIdempotentResource(client, claim, target.lookupId ?? target.jobId))) {
+            throw new ApiError("idempotency_request_in_progress", { param: "Idempotency-Key", retryAfterSeconds: 1 });
+          }
+        });
   metrics.reservations().inc({ mode: caller.mode, outcome: r.ok ? "reserved" : "refused" });
   if (!r.ok) throw await refusal(deps, caller, r.reason, day);
   metrics.reservedMicros().inc({ mode: caller.mode }, Number(q.amountMicros));

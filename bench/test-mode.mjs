@@ -1,0 +1,300 @@
+#!/usr/bin/env node
+// Test mode against its ceilings (issue 14, item 3), in one run, with the build before
+// a change beside the build after it, interleaved in cycles (the order rotating),
+// because this machine swings 30-50 % between minutes:
+//
+//   insert ceiling   bench/lib/ceilings.mjs's: single-row JSONB inserts through `pg` with the
+//                    gateway's pool settings (--processes processes x DATABASE_POOL_SIZE
+//                    connections, as many concurrent inserts each, a named prepared statement)
+//   lookups          test-mode POST /v1/lookup (one number, number.spam, rotating over
+//                    400 test keys as bench/lookup-load.mjs) against a gateway of each
+//                    build (--processes, WEB_CONCURRENCY); req/s over the insert ceiling
+//   parse ceiling    bench/lib/ceilings.mjs's: libphonenumber-js/max parsing (+ isValid) of
+//                    the same 50,000 numbers on the gateway's intake thread count
+//                    (INTAKE_THREADS), warm; also the same on a thread under SCHED_IDLE
+//   test job         POST /v1/jobs with those 50,000 numbers (number.spam, test key) on a
+//                    fresh one-process gateway of each build (as bench/jobs.mjs): the
+//                    first job (cold JIT) and a second one (warm); ms over the parse ceiling
+//
+// Each gateway: fresh processes, its own Redis prefix, log level warn. Besides req/s
+// and p99 the lookup runs report the gateway's CPU per 1,000 requests (user + system
+// of its processes, /proc), which a busy machine disturbs less than throughput.
+//
+//   git worktree add /tmp/base <commit>      # node_modules: a hard-linked copy (cp -al) of this
+//                                            # checkout's, then npx turbo run build there
+//   flock /tmp/bench.lock node bench/test-mode.mjs --base /tmp/base [--current .] [--cycles 3]
+//        [--duration 10] [--warmup 3] [--connections 16] [--processes 2] [--rows 50000] [--skip-lookups] [--skip-jobs]
+//        [--cpu-prof DIR]   (node --cpu-prof of every gateway process and thread, under DIR/<build>/)
+//
+// Needs the local Postgres and Redis; uses its own database (created and migrated when missing).
+import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { jobNumbers, measureInsert, measureParse } from "./lib/ceilings.mjs";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const require = createRequire(import.meta.url);
+const pg = require("pg");
+
+const { values } = parseArgs({
+  options: {
+    base: { type: "string" },
+    current: { type: "string", default: ROOT },
+    cycles: { type: "string", default: "3" },
+    duration: { type: "string", default: "10" },
+    warmup: { type: "string", default: "3" },
+    connections: { type: "string", default: "16" },
+    processes: { type: "string", default: "2" },
+    "pool-size": { type: "string", default: "10" },
+    "intake-threads": { type: "string", default: "1" },
+    keys: { type: "string", default: "400" },
+    rows: { type: "string", default: "50000" },
+    port: { type: "string", default: "8480" },
+    "skip-lookups": { type: "boolean", default: false },
+    "skip-jobs": { type: "boolean", default: false },
+    // Profiles of every gateway process and thread (node --cpu-prof) under DIR/<build>/.
+    "cpu-prof": { type: "string" },
+    "database-url": { type: "string", default: "postgresql://postgres@127.0.0.1:5432/svc_bench_test_mode" },
+    "redis-url": { type: "string", default: "redis://127.0.0.1:6379" },
+  },
+});
+
+const DATABASE_URL = values["database-url"];
+const POOL_SIZE = Number(values["pool-size"]);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? null : s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const round3 = (x) => Math.round(x * 1000) / 1000;
+
+if (!values.base) throw new Error("--base names the worktree of the build before the change");
+const BUILDS = { base: values.base, current: values.current };
+const PORT = Number(values.port);
+
+async function ensureDatabase() {
+  const url = new URL(DATABASE_URL);
+  const name = url.pathname.slice(1);
+  const admin = new pg.Client({ connectionString: Object.assign(new URL(DATABASE_URL), { pathname: "/postgres" }).toString() });
+  await admin.connect();
+  const { rowCount } = await admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
+  if (rowCount === 0) await admin.query(`CREATE DATABASE "${name.replace(/"/g, "")}"`);
+  await admin.end();
+  const r = spawnSync(process.execPath, [path.join(ROOT, "scripts/prisma.mjs"), "migrate", "deploy"], { env: { ...process.env, DATABASE_URL }, stdio: ["ignore", "ignore", "inherit"] });
+  if (r.status !== 0) throw new Error("migrate deploy failed");
+}
+
+const secrets = {
+  KEY_HASH_SECRET: randomBytes(32).toString("hex"),
+  CACHE_HASH_SECRET: randomBytes(32).toString("hex"),
+  DATA_ENCRYPTION_KEY: randomBytes(32).toString("base64"),
+};
+
+async function makeKeys(n, name) {
+  const { createStore, createAccount, insertApiKey } = require(path.join(values.current, "packages/store/dist/index.js"));
+  const { generateApiKey, hashApiKey, keyHint, DEFAULT_SCOPES } = require(path.join(values.current, "packages/domain/dist/index.js"));
+  const store = createStore({ databaseUrl: DATABASE_URL, poolSize: 2 });
+  const { id: accountId } = await createAccount(store.pool, { name, balanceMicros: 0n });
+  const keys = [];
+  for (let i = 0; i < n; i += 1) {
+    const key = generateApiKey("test");
+    await insertApiKey(store.pool, { accountId, mode: "test", keyHash: hashApiKey(secrets.KEY_HASH_SECRET, key), hint: keyHint(key), scopes: [...DEFAULT_SCOPES], allowIps: [], dailySpendCapMicros: null, expiresAt: null });
+    keys.push(key);
+  }
+  await store.close();
+  return keys;
+}
+
+const children = new Set();
+for (const signal of ["SIGINT", "SIGTERM"]) {
+  process.on(signal, () => {
+    for (const c of children) c.kill("SIGTERM");
+    process.exit(130);
+  });
+}
+
+/** CPU seconds (user + system) used so far by `pid` and its child processes (Linux /proc). */
+function cpuSeconds(pid) {
+  const read = (p) => {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, "utf8");
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      return { ppid: Number(f[1]), cpu: (Number(f[11]) + Number(f[12])) / 100 };
+    } catch {
+      return null;
+    }
+  };
+  let total = read(pid)?.cpu ?? 0;
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const s = read(name);
+    if (s && s.ppid === pid) total += s.cpu;
+  }
+  return total;
+}
+
+async function startGateway(build, processes) {
+  if (await fetch(`http://127.0.0.1:${PORT}/v1/health`).then(() => true, () => false)) throw new Error(`something already answers on port ${PORT}`);
+  const env = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    LOG_LEVEL: "warn",
+    PORT: String(PORT),
+    WEB_CONCURRENCY: String(processes),
+    DATABASE_URL,
+    DATABASE_POOL_SIZE: String(POOL_SIZE),
+    INTAKE_THREADS: values["intake-threads"],
+    REDIS_URL: values["redis-url"],
+    REDIS_PREFIX: `bench-tm-${randomBytes(3).toString("hex")}`,
+    SHUTDOWN_TIMEOUT_MS: "10000",
+    DRAIN_DELAY_MS: "0",
+    METRICS_PORT: "0",
+    ...secrets,
+  };
+  // The gateway's own node flags, as its launchers pass them (scripts/fleet.mjs, docker/, k8s/).
+  const prof = values["cpu-prof"] ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(values["cpu-prof"], build)}`] : [];
+  const child = spawn(process.execPath, ["--v8-pool-size=1", ...prof, path.join(BUILDS[build], "services/gateway/dist/main.js")], { env, stdio: ["ignore", "ignore", "pipe"] });
+  children.add(child);
+  let stderr = "";
+  child.stderr.on("data", (d) => (stderr += d));
+  const exited = new Promise((resolve) => child.on("exit", resolve));
+  exited.then(() => children.delete(child));
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${build} gateway exited ${child.exitCode}:\n${stderr}`);
+    if (await fetch(`http://127.0.0.1:${PORT}/v1/health`).then((r) => r.status === 200, () => false)) break;
+    if (Date.now() > deadline) throw new Error(`${build} gateway not up in 20 s:\n${stderr}`);
+    await sleep(200);
+  }
+  await sleep(1_000); // every cluster worker listening
+  return {
+    cpu: () => cpuSeconds(child.pid),
+    async stop() {
+      child.kill("SIGTERM");
+      await exited;
+    },
+  };
+}
+
+/** The shared definition (bench/lib/ceilings.mjs): --processes x pg.Pool(DATABASE_POOL_SIZE), as many concurrent single-row JSONB inserts each. */
+async function insertCeiling() {
+  const c = await measureInsert({ processes: Number(values.processes), poolSize: POOL_SIZE, duration: Number(values.duration), warmup: 2, roundTrips: 200 });
+  return { per_s: c.inserts_per_s, p50_ms: c.latency_ms.p50, p99_ms: c.latency_ms.p99, clients: c.clients };
+}
+
+async function lookupRun(build, keys) {
+  const { default: autocannon } = await import("autocannon");
+  const gateway = await startGateway(build, Number(values.processes));
+  let n = 0;
+  const body = JSON.stringify({ numbers: ["+12125550123"], checks: ["number.spam"] });
+  const load = (duration) =>
+    autocannon({
+      url: `http://127.0.0.1:${PORT}/v1/lookup`,
+      connections: Number(values.connections),
+      duration,
+      requests: [{ method: "POST", setupRequest: (req) => ({ ...req, body, headers: { "content-type": "application/json", authorization: `Bearer ${keys[n++ % keys.length]}` } }) }],
+    });
+  try {
+    if (Number(values.warmup) > 0) await load(Number(values.warmup));
+    const cpu0 = gateway.cpu();
+    const result = await load(Number(values.duration));
+    const cpu = gateway.cpu() - cpu0;
+    if (result.non2xx > 0 || result.errors > 0) throw new Error(`${build}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+    return { req_per_s: Math.round(result.requests.average), p50_ms: result.latency.p50, p99_ms: result.latency.p99, cpu_ms_per_1k: Math.round((cpu * 1e7) / result.requests.total) / 10 };
+  } finally {
+    await gateway.stop();
+  }
+}
+
+const ROWS = Number(values.rows);
+// The list bench/jobs.mjs sends (distinct US numbers, 7 apart).
+const LIST = jobNumbers(ROWS);
+
+/** The shared definition (bench/lib/ceilings.mjs): libphonenumber-js/max parse + isValid of the same list on one thread, warm; also under SCHED_IDLE. */
+async function parseCeiling() {
+  const c = await measureParse({ numbers: ROWS, splitThreads: Number(values["intake-threads"]), parallelThreads: 1, rounds: 3 });
+  return { warm_ms: Math.round(c.split_ms), cold_ms: Math.round(c.one_thread_cold_ms), sched_idle_ms: Math.round(c.one_thread_sched_idle_ms), sched_idle: c.sched_idle };
+}
+
+async function jobRun(build, key) {
+  const gateway = await startGateway(build, 1);
+  const post = async () => {
+    const t = performance.now();
+    const res = await fetch(`http://127.0.0.1:${PORT}/v1/jobs`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ numbers: LIST, checks: ["number.spam"] }) });
+    const body = await res.json();
+    const ms = Math.round(performance.now() - t);
+    if (res.status !== 201 || body.status !== "completed") throw new Error(`${build} job: ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
+    return ms;
+  };
+  try {
+    const cold = await post();
+    const warm = await post();
+    return { cold_ms: cold, warm_ms: warm };
+  } finally {
+    await gateway.stop();
+  }
+}
+
+await ensureDatabase();
+const keys = values["skip-lookups"] ? [] : await makeKeys(Number(values.keys), "bench-test-mode");
+const [jobKey] = values["skip-jobs"] ? [] : await makeKeys(1, "bench-test-mode-jobs");
+const order = Object.keys(BUILDS);
+const cycles = [];
+for (let c = 0; c < Number(values.cycles); c += 1) {
+  const cycle = {};
+  const builds = order.map((_, i) => order[(i + c) % order.length]);
+  if (!values["skip-lookups"]) {
+    cycle.insert_ceiling = await insertCeiling();
+    cycle.lookups = {};
+    for (const b of builds) {
+      const r = await lookupRun(b, keys);
+      cycle.lookups[b] = { ...r, over_insert_ceiling: round3(r.req_per_s / cycle.insert_ceiling.per_s) };
+    }
+    cycle.lookups.current_over_base = {
+      req_per_s: round3(cycle.lookups.current.req_per_s / cycle.lookups.base.req_per_s),
+      p99: round3(cycle.lookups.current.p99_ms / cycle.lookups.base.p99_ms),
+      cpu_per_request: round3(cycle.lookups.current.cpu_ms_per_1k / cycle.lookups.base.cpu_ms_per_1k),
+    };
+  }
+  if (!values["skip-jobs"]) {
+    cycle.parse_ceiling = await parseCeiling();
+    cycle.jobs = {};
+    for (const b of builds) {
+      const r = await jobRun(b, jobKey);
+      cycle.jobs[b] = { ...r, cold_over_parse: round3(r.cold_ms / cycle.parse_ceiling.warm_ms), warm_over_parse: round3(r.warm_ms / cycle.parse_ceiling.warm_ms), warm_over_parse_sched_idle: round3(r.warm_ms / cycle.parse_ceiling.sched_idle_ms) };
+    }
+    cycle.jobs.current_over_base = { cold: round3(cycle.jobs.current.cold_ms / cycle.jobs.base.cold_ms), warm: round3(cycle.jobs.current.warm_ms / cycle.jobs.base.warm_ms) };
+  }
+  cycles.push(cycle);
+  process.stderr.write(`cycle ${c + 1}: ${JSON.stringify(cycle)}\n`);
+}
+
+const med = (pick) => {
+  const xs = cycles.map(pick).filter((x) => typeof x === "number");
+  return xs.length ? round3(median(xs)) : null;
+};
+const summary = { command: `node bench/test-mode.mjs ${process.argv.slice(2).join(" ")}`.trim(), node: process.version, builds: BUILDS, cycles, median: {} };
+if (!values["skip-lookups"]) {
+  summary.median.lookups = {
+    insert_ceiling_per_s: med((c) => c.insert_ceiling.per_s),
+    ...Object.fromEntries(
+      order.map((b) => [b, { req_per_s: med((c) => c.lookups[b].req_per_s), p99_ms: med((c) => c.lookups[b].p99_ms), cpu_ms_per_1k: med((c) => c.lookups[b].cpu_ms_per_1k), over_insert_ceiling: med((c) => c.lookups[b].over_insert_ceiling) }]),
+    ),
+    current_over_base: { req_per_s: med((c) => c.lookups.current_over_base.req_per_s), p99: med((c) => c.lookups.current_over_base.p99), cpu_per_request: med((c) => c.lookups.current_over_base.cpu_per_request) },
+  };
+}
+if (!values["skip-jobs"]) {
+  summary.median.jobs = {
+    parse_ceiling_warm_ms: med((c) => c.parse_ceiling.warm_ms),
+    parse_ceiling_cold_ms: med((c) => c.parse_ceiling.cold_ms),
+    parse_ceiling_sched_idle_ms: med((c) => c.parse_ceiling.sched_idle_ms),
+    ...Object.fromEntries(order.map((b) => [b, { cold_ms: med((c) => c.jobs[b].cold_ms), warm_ms: med((c) => c.jobs[b].warm_ms), cold_over_parse: med((c) => c.jobs[b].cold_over_parse), warm_over_parse: med((c) => c.jobs[b].warm_over_parse), warm_over_parse_sched_idle: med((c) => c.jobs[b].warm_over_parse_sched_idle) }])),
+    current_over_base: { cold: med((c) => c.jobs.current_over_base.cold), warm: med((c) => c.jobs.current_over_base.warm) },
+  };
+}
+console.log(JSON.stringify(summary, null, 2));

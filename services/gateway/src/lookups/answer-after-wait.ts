@@ -1,0 +1,48 @@
+import type { ResultRow } from "@svc/domain";
+import { announcePending, getLookup } from "@svc/store";
+import type { Response } from "express";
+import type { Caller, Deps, Reply } from "../context";
+import { clientGone } from "../http/client-gone";
+import { awaitLookup } from "./await-lookup";
+import { pollUrl, presentLookup, readRows } from "./present";
+
+/**
+ * Waits for a stored lookup, then answers 200 if it completed or 202 if not. The
+ * creating response shows the raw input (stored rows hold it masked), so rows are
+ * re-labelled from `inputs`, the request's numbers then e-mails.
+ *
+ * `early` is a wait on the lookup's completion notice registered before its work
+ * was handed on (see waitFromNow): the lookup is then read once it has fired
+ * instead of first right away — it cannot have completed unannounced meanwhile —
+ * and awaitLookup carries on as usual with what is left of `waitMs`.
+ */
+export async function answerAfterWait(deps: Deps, res: Response, caller: Caller, id: string, waitMs: number, inputs: readonly string[], early?: EarlyWait): Promise<Reply> {
+  const withInput = (rows: ResultRow[]) => rows.map((r, i) => ({ ...r, input: inputs[i] ?? r.input }));
+  const signal = early?.signal ?? clientGone(res);
+  let remainingMs = waitMs;
+  if (early) {
+    await early.woken;
+    remainingMs = Math.max(0, early.deadline - Date.now());
+  }
+  let found = await awaitLookup(deps, caller, id, remainingMs, signal);
+  if (found.lookup.status === "pending" && !(await announcePending(deps.store.pool, id))) {
+    // Completed between our last read and the 202: answer with the completed lookup.
+    found = (await getLookup(deps.store.pool, id, { accountId: caller.accountId, livemode: caller.livemode }, deps.now())) ?? found;
+  }
+  const body = presentLookup(found.lookup, withInput(readRows(found.rows)), deps.config.publicBaseUrl);
+  if (found.lookup.status === "completed") return { status: 200, body };
+  return { status: 202, body, headers: { Location: pollUrl(deps.config.publicBaseUrl, id) } };
+}
+
+/** A wait on a lookup's completion notice begun before its work was handed on. */
+export type EarlyWait = { woken: Promise<boolean>; deadline: number; signal: AbortSignal };
+
+/**
+ * Starts waiting for `id`'s completion notice now, for up to `waitMs` (or until the
+ * client goes away): call it before enqueuing the work, so a notice sent however
+ * soon after cannot be missed.
+ */
+export function waitFromNow(deps: Deps, res: Response, id: string, waitMs: number): EarlyWait {
+  const signal = clientGone(res);
+  return { woken: deps.waiter.wait(id, waitMs, signal), deadline: Date.now() + waitMs, signal };
+}

@@ -1,0 +1,62 @@
+import { ApiError, LIMITS } from "@svc/contract";
+import { initialLiveRows, newId } from "@svc/domain";
+import { getLookup, type NewLookup } from "@svc/store";
+import type { Request, Response } from "express";
+import type { Caller, Deps, Reply } from "../context";
+import { refuseIfChecksDown } from "../requests/availability";
+import { quote, reserveAndStore } from "../requests/reserve";
+import { storedRow } from "../requests/stored-row";
+import { answerAfterWait, waitFromNow } from "./answer-after-wait";
+import { presentLookup } from "./present";
+import type { LookupBody, LookupPlan } from "./test-lookup";
+
+/** How long a live lookup's money may stay reserved before the sweeper closes it. */
+const LIVE_RESERVATION_TTL_MS = 3600 * 1000;
+
+/**
+ * Live mode: refuse up front if a check has no working route, reserve the maximum
+ * possible cost together with storing the lookup, hand it to the check-worker and
+ * wait up to `wait` seconds for the answers.
+ */
+export async function createLiveLookup(deps: Deps, req: Request, res: Response, caller: Caller, plan: LookupPlan, body: LookupBody): Promise<Reply> {
+  await refuseIfChecksDown(deps, plan.checks);
+  const q = await quote(deps, caller, plan, body.max_cost);
+  const now = deps.now();
+  const id = newId("lookup");
+  const rows = initialLiveRows(plan.rows, plan.checks);
+  const pending = rows.some((r) => r.checks.some((c) => c.status === "pending"));
+  const expiresAt = new Date(now.getTime() + caller.retentionDays * 86_400_000);
+  const lookup: NewLookup = {
+    id,
+    accountId: caller.accountId,
+    apiKeyId: caller.keyId,
+    livemode: true,
+    status: pending ? "pending" : "completed",
+    checks: plan.checks,
+    checksTotal: plan.checksTotal,
+    webhookEndpointId: plan.webhookEndpointId,
+    requestId: req.id,
+    createdAt: now,
+    completedAt: pending ? null : now,
+    completesAt: null,
+    expiresAt,
+    rows: rows.map(storedRow),
+  };
+  const reservation = { lookupId: id, expiresAt: new Date(now.getTime() + LIVE_RESERVATION_TTL_MS) };
+  const reservationId = await reserveAndStore(deps, caller, q, plan.rows.length, reservation, { lookup }, req.idempotencyClaim);
+  const waitSeconds = Math.min(body.wait ?? LIMITS.defaultLookupWaitSeconds, deps.config.MAX_WAIT_SECONDS);
+  // Listening for the completion notice before the work is handed on: no read is needed to catch a completion in between.
+  const early = pending ? waitFromNow(deps, res, id, waitSeconds * 1000) : undefined;
+  // A lost message is recovered by the check-worker's reconciler and the ledger's sweeper.
+  const enqueue = pending
+    ? deps.producer.enqueue("lookup.run", { lookupId: id }, { jobId: `run-${id}` })
+    : deps.producer.enqueue("settle.reservation", { reservationId }, { jobId: `settle-${reservationId}` });
+  await enqueue.catch((err) => req.log.warn({ err, lookupId: id }, "could not enqueue; the reconcilers will pick it up"));
+  if (!pending) {
+    const found = await getLookup(deps.store.pool, id, { accountId: caller.accountId, livemode: true }, now);
+    if (!found) throw new ApiError("internal_error");
+    return { status: 200, body: presentLookup(found.lookup, rows, deps.config.publicBaseUrl) };
+  }
+  return answerAfterWait(deps, res, caller, id, waitSeconds * 1000, rows.map((r) => r.input), early);
+}
+

@@ -1,0 +1,77 @@
+import { ApiError, LIMITS } from "@svc/contract";
+import { answerTestRows, newId, type PreparedRow } from "@svc/domain";
+import { insertLookup, type LookupRecord, type NewLookup } from "@svc/store";
+import type { Request, Response } from "express";
+import type { Caller, Deps, Reply } from "../context";
+import type { IdentifierBody, Plan } from "../requests/plan";
+import { quote } from "../requests/reserve";
+import { storedRow } from "../requests/stored-row";
+import { storeTestResource } from "../requests/test-resource";
+import { testUsage } from "../requests/test-usage";
+import { answerAfterWait } from "./answer-after-wait";
+import { presentLookup } from "./present";
+
+export type LookupBody = IdentifierBody & { wait?: number; max_cost?: { amount: string | number } };
+/** Lookups are planned in this process, so their prepared rows are at hand. */
+export type LookupPlan = Plan & { rows: PreparedRow[] };
+
+/**
+ * Test mode: answers come from the documented table or a deterministic hash.
+ * Pending test values are stored `pending` with their completion time; the
+ * check-worker completes them on schedule and any read completes them when due.
+ */
+export async function createTestLookup(deps: Deps, req: Request, res: Response, caller: Caller, plan: LookupPlan, body: LookupBody): Promise<Reply> {
+  // Test mode is free, but max_cost is validated as in live mode.
+  if (body.max_cost !== undefined) await quote(deps, caller, plan, body.max_cost);
+  const now = deps.now();
+  const answered = answerTestRows(plan.rows, plan.checks, now, false);
+  if (answered.unavailable) {
+    throw new ApiError("temporarily_unavailable", { message: "Every route for a requested check is down. Nothing was charged.", retryAfterSeconds: 5 });
+  }
+  const id = newId("lookup");
+  const pending = answered.pendingSeconds > 0;
+  const lookup: LookupRecord = {
+    id,
+    account_id: caller.accountId,
+    api_key_id: caller.keyId,
+    livemode: false,
+    status: pending ? "pending" : "completed",
+    checks: plan.checks,
+    row_count: plan.rows.length,
+    checks_total: plan.checksTotal,
+    webhook_endpoint_id: plan.webhookEndpointId,
+    completes_at: pending ? new Date(now.getTime() + answered.pendingSeconds * 1000) : null,
+    announced_pending: false,
+    created_at: now,
+    completed_at: pending ? null : now,
+    expires_at: new Date(now.getTime() + caller.retentionDays * 86_400_000),
+  };
+  const stored: NewLookup = {
+    id,
+    accountId: lookup.account_id,
+    apiKeyId: lookup.api_key_id,
+    livemode: false,
+    status: lookup.status,
+    checks: lookup.checks,
+    checksTotal: lookup.checks_total,
+    webhookEndpointId: lookup.webhook_endpoint_id,
+    requestId: req.id,
+    createdAt: now,
+    completedAt: lookup.completed_at,
+    completesAt: lookup.completes_at,
+    expiresAt: lookup.expires_at,
+    rows: answered.rows.map(storedRow),
+    // Usage counts final answers; a pending test value's are known already (deterministic).
+    usage: testUsage(plan.checks, pending ? answerTestRows(plan.rows, plan.checks, now, true).rows : answered.rows, now),
+  };
+  await storeTestResource(deps, req, id, (client) => insertLookup(client, stored), true);
+  if (!pending) return { status: 200, body: presentLookup(lookup, answered.rows, deps.config.publicBaseUrl) };
+
+  // Completion on schedule even if nobody polls (lookup.completed must still go out).
+  await deps.producer
+    .enqueue("lookup.complete-test", { lookupId: id }, { jobId: `complete-test-${id}`, delayMs: answered.pendingSeconds * 1000 })
+    .catch((err) => req.log.warn({ err }, "could not schedule test lookup completion; reads and the sweeper will complete it"));
+  const waitSeconds = Math.min(body.wait ?? LIMITS.defaultLookupWaitSeconds, deps.config.MAX_WAIT_SECONDS);
+  return answerAfterWait(deps, res, caller, id, waitSeconds * 1000, answered.rows.map((r) => r.input));
+}
+

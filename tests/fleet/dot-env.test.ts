@@ -1,0 +1,86 @@
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { createStore } from "@svc/store";
+import { createTestEnv, type TestEnv } from "../support/env";
+
+/**
+ * `.env.local` holds the secrets `npm run up` generates and nothing else: a fleet
+ * started with another DATABASE_URL must not leave that URL (or the default) for
+ * the admin CLI of a later shell to pick up silently.
+ */
+const ROOT = path.resolve(__dirname, "..", "..");
+const LIB = path.join(ROOT, "scripts", "lib.mjs");
+const CLI = path.join(ROOT, "packages", "admin", "dist", "cli.js");
+const SECRETS = ["KEY_HASH_SECRET", "CACHE_HASH_SECRET", "DATA_ENCRYPTION_KEY"];
+const OTHER_DB = "postgresql://postgres:up-Secret-4411@127.0.0.1:5432/svc_other_checkout";
+
+let env: TestEnv;
+let dir: string;
+beforeAll(async () => {
+  env = await createTestEnv();
+});
+beforeEach(() => {
+  dir = mkdtempSync(path.join(os.tmpdir(), "svc-dotenv-"));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Runs `npm run up`'s ensureDotEnv (scripts/lib.mjs) for a checkout at `dir`, in `vars` only. */
+function ensureDotEnv(vars: Record<string, string>) {
+  const code = `import { ensureDotEnv } from ${JSON.stringify(LIB)}; ensureDotEnv(process.argv[1]);`;
+  const res = spawnSync(process.execPath, ["--input-type=module", "-e", code, dir], { env: { PATH: process.env.PATH ?? "", ...vars }, encoding: "utf8" });
+  expect(res.stderr).toBe("");
+  expect(res.status).toBe(0);
+  return readFileSync(path.join(dir, ".env.local"), "utf8");
+}
+
+const settings = (text: string) => text.split("\n").filter((l) => /^[A-Z0-9_]+=/.test(l)).map((l) => l.split("=")[0]);
+
+describe("npm run up's .env.local", () => {
+  it("holds the generated secrets and no connection setting, when up ran with another DATABASE_URL", () => {
+    const text = ensureDotEnv({ DATABASE_URL: OTHER_DB, REDIS_URL: "redis://127.0.0.1:6380", REDIS_PREFIX: "other" });
+    expect(settings(text).sort()).toEqual([...SECRETS].sort());
+    expect(text).not.toContain("svc_other_checkout");
+    expect(text).not.toMatch(/DATABASE_URL=|REDIS_URL=|REDIS_PREFIX=/);
+    expect(statSync(path.join(dir, ".env.local")).mode & 0o777).toBe(0o600);
+  });
+
+  it("drops the connection settings an older version wrote, keeping its secrets", () => {
+    writeFileSync(path.join(dir, ".env.local"), `KEY_HASH_SECRET=${"k".repeat(64)}\nDATABASE_URL=${OTHER_DB}\nREDIS_URL=redis://127.0.0.1:6379\nREDIS_PREFIX=svc\n`);
+    const text = ensureDotEnv({});
+    expect(settings(text).sort()).toEqual([...SECRETS].sort());
+    expect(text).toContain(`KEY_HASH_SECRET=${"k".repeat(64)}\n`);
+    expect(text).not.toContain("svc_other_checkout");
+  });
+});
+
+describe("the admin CLI in a new shell", () => {
+  /** `npm run admin` from the checkout at `dir` (whose .env.local an older `DATABASE_URL=… npm run up` wrote). */
+  function admin(vars: Record<string, string>, ...args: string[]) {
+    writeFileSync(path.join(dir, ".env.local"), `KEY_HASH_SECRET=${env.keyHashSecret}\nDATABASE_URL=${OTHER_DB}\n`);
+    return spawnSync(process.execPath, [CLI, ...args], { cwd: dir, env: { PATH: process.env.PATH ?? "", ...vars }, encoding: "utf8", timeout: 20_000 });
+  }
+
+  it("without DATABASE_URL uses the documented default, not a URL left in .env.local, and says so", () => {
+    const res = admin({}, "ledger", "reconcile", "--account", "acct_doesnotexist000");
+    expect(res.stderr).toContain("DATABASE_URL is not set: using the default database 127.0.0.1:5432/svc_validate (set DATABASE_URL to use another)");
+    expect(res.stderr).not.toContain("svc_other_checkout");
+    expect(res.stderr).not.toContain("up-Secret-4411");
+    expect(res.status).not.toBe(0); // the account does not exist (or neither does the default database here)
+  });
+
+  it("with DATABASE_URL writes to that database, quietly, with the secret from .env.local", async () => {
+    const res = admin({ DATABASE_URL: env.databaseUrl }, "account", "create", "--name", "Dot Env Ltd", "--balance", "1");
+    expect(res.stderr).toBe("");
+    expect(res.status).toBe(0);
+    const id = (JSON.parse(res.stdout) as { id: string }).id;
+    const store = createStore({ databaseUrl: env.databaseUrl });
+    try {
+      const { rows } = await store.pool.query<{ name: string }>("SELECT name FROM accounts WHERE id = $1", [id]);
+      expect(rows[0]?.name).toBe("Dot Env Ltd");
+    } finally {
+      await store.close();
+    }
+  });
+});
