@@ -1,7 +1,7 @@
 import type { Redis } from "ioredis";
 import { createTestEnv, type TestEnv } from "../../../tests/support/env";
 import { createRedis, waitForRedis } from "./connection";
-import { CompletionWaiter, completionChannel, publishCompletion } from "./notifier";
+import { CompletionWaiter, completionChannel, lookupAnswerText, MAX_ANSWER_NOTICE_BYTES, publishCompletion, readLookupAnswer } from "./notifier";
 
 /** CompletionWaiter over real Redis pub/sub; notices are published from a separate connection. */
 
@@ -129,5 +129,31 @@ describe("CompletionWaiter", () => {
     expect(after.value).toBe(false);
     expect(after.ms).toBeLessThan(PROMPT);
     expect(w.size).toBe(0);
+  });
+});
+
+describe("answers carried with a notice", () => {
+  const answer = lookupAnswerText(new Date("2026-11-23T10:00:00.000Z"), [{ row_no: 1, checks: [{ status: "ok" }] }]);
+
+  it("hands the answer to waitForAnswer, while wait() still just wakes", async () => {
+    const withAnswer = waiter.waitForAnswer("lkp_Answered0001", LONG);
+    const plain = waiter.wait("lkp_Answered0001", LONG);
+    await publishCompletion(publisher, env.redisPrefix, "lkp_Answered0001", answer);
+    expect(await withAnswer).toEqual({ woken: true, answer });
+    expect(await plain).toBe(true);
+    expect(readLookupAnswer(answer)).toEqual({ completed_at: "2026-11-23T10:00:00.000Z", rows: [{ row_no: 1, checks: [{ status: "ok" }] }] });
+  });
+
+  it("drops an answer that would make the notice too large: the id alone still wakes the waiter", async () => {
+    const big = lookupAnswerText(new Date(), [{ row_no: 1, checks: ["x".repeat(MAX_ANSWER_NOTICE_BYTES)] }]);
+    const pending = waiter.waitForAnswer("lkp_TooLarge0001", LONG);
+    await publishCompletion(publisher, env.redisPrefix, "lkp_TooLarge0001", big);
+    expect(await pending).toEqual({ woken: true });
+  });
+
+  it("reads only answers of the right shape", () => {
+    for (const text of ["", "{", "null", "[]", '{"rows":[]}', '{"completed_at":"x","rows":{}}', '{"completed_at":"x","rows":[{"row_no":"1","checks":[]}]}', '{"completed_at":"x","rows":[{"row_no":1}]}']) {
+      expect(readLookupAnswer(text)).toBeNull();
+    }
   });
 });

@@ -3,19 +3,68 @@ import type { Redis } from "ioredis";
 /**
  * Completion notices over Redis pub/sub, so a request holding `wait` seconds wakes
  * the moment its lookup or job finishes instead of polling the database. A notice
- * is only a hint: the waiter re-reads Postgres, and still re-reads once at its
+ * is a hint, or at most an answer for the one request that created the lookup (see
+ * LookupAnswer): every other waiter re-reads Postgres, and still re-reads once at its
  * deadline, so a lost notice costs latency, never correctness.
  */
 export function completionChannel(prefix: string): string {
   return `${prefix}:completed`;
 }
 
-export async function publishCompletion(redis: Redis, prefix: string, id: string): Promise<void> {
-  await redis.publish(completionChannel(prefix), id);
+/**
+ * Largest notice that carries an answer. Every gateway subscribed receives every
+ * notice, so a large one costs each of them; past this the notice is the id alone
+ * and the waiter reads the store as it would without one.
+ */
+export const MAX_ANSWER_NOTICE_BYTES = 16 * 1024;
+
+/**
+ * Announces `id` complete. `answer` (JSON text) travels with it when the whole
+ * notice fits MAX_ANSWER_NOTICE_BYTES. The message is the id, then a space and the
+ * answer: a replica without a waiter for the id reads only up to the space.
+ */
+export async function publishCompletion(redis: Redis, prefix: string, id: string, answer?: string): Promise<void> {
+  const carried = answer !== undefined && id.length + 1 + Buffer.byteLength(answer) <= MAX_ANSWER_NOTICE_BYTES;
+  await redis.publish(completionChannel(prefix), carried ? `${id} ${answer}` : id);
 }
 
+/**
+ * What a live lookup's notice carries so the request waiting for it can answer
+ * without reading it back: the completion time and every row's checks exactly as
+ * the completing statement stored them (jsonb's key order, what a read returns).
+ * Never identifiers: the waiting request has its own rows for those.
+ */
+export type LookupAnswer = { completed_at: string; rows: Array<{ row_no: number; checks: unknown[] }> };
+
+export function lookupAnswerText(completedAt: Date, rows: LookupAnswer["rows"]): string {
+  const answer: LookupAnswer = { completed_at: completedAt.toISOString(), rows };
+  return JSON.stringify(answer);
+}
+
+/** A notice's answer, checked for shape (it crossed Redis); null when it is not one. */
+export function readLookupAnswer(text: string): LookupAnswer | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const answer = value as Partial<LookupAnswer> | null;
+  if (typeof answer !== "object" || answer === null || typeof answer.completed_at !== "string" || !Array.isArray(answer.rows)) return null;
+  const rowsOk = answer.rows.every((r: unknown) => {
+    const row = r as Partial<LookupAnswer["rows"][number]> | null;
+    return typeof row === "object" && row !== null && Number.isInteger(row.row_no) && Array.isArray(row.checks);
+  });
+  return rowsOk ? (answer as LookupAnswer) : null;
+}
+
+/** How a wait ended: `woken` by a notice (with the answer it carried, if any), or not (timeout, abort, shutdown). */
+export type Wake = { woken: boolean; answer?: string };
+
+const NOT_WOKEN: Wake = { woken: false };
+
 export class CompletionWaiter {
-  private readonly waiters = new Map<string, Set<(woken: boolean) => void>>();
+  private readonly waiters = new Map<string, Set<(wake: Wake) => void>>();
   private started = false;
   private closed = false;
 
@@ -27,12 +76,15 @@ export class CompletionWaiter {
   async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
-    this.subscriber.on("message", (channel: string, id: string) => {
+    this.subscriber.on("message", (channel: string, message: string) => {
       if (channel !== completionChannel(this.prefix)) return;
+      const space = message.indexOf(" ");
+      const id = space < 0 ? message : message.slice(0, space);
       const set = this.waiters.get(id);
       if (!set) return;
       this.waiters.delete(id);
-      for (const release of set) release(true);
+      const wake: Wake = space < 0 ? { woken: true } : { woken: true, answer: message.slice(space + 1) };
+      for (const release of set) release(wake);
     });
     await this.subscriber.subscribe(completionChannel(this.prefix));
   }
@@ -41,21 +93,26 @@ export class CompletionWaiter {
    * Resolves when `id` is announced complete, when `ms` pass, or when `signal`
    * aborts (client went away). Returns true if woken by a notice.
    */
-  wait(id: string, ms: number, signal?: AbortSignal): Promise<boolean> {
+  async wait(id: string, ms: number, signal?: AbortSignal): Promise<boolean> {
+    return (await this.waitForAnswer(id, ms, signal)).woken;
+  }
+
+  /** wait(), also giving the answer the notice carried: for the one caller that can check it against its own rows. */
+  waitForAnswer(id: string, ms: number, signal?: AbortSignal): Promise<Wake> {
     // An already-aborted signal never fires "abort" again: answer now instead of at the timeout.
-    if (ms <= 0 || this.closed || signal?.aborted) return Promise.resolve(false);
+    if (ms <= 0 || this.closed || signal?.aborted) return Promise.resolve(NOT_WOKEN);
     return new Promise((resolve) => {
       let set = this.waiters.get(id);
       if (!set) this.waiters.set(id, (set = new Set()));
-      const finish = (woken: boolean) => {
+      const finish = (wake: Wake) => {
         clearTimeout(timer);
         signal?.removeEventListener("abort", onAbort);
         set?.delete(finish);
         if (set && set.size === 0 && this.waiters.get(id) === set) this.waiters.delete(id);
-        resolve(woken);
+        resolve(wake);
       };
-      const onAbort = () => finish(false);
-      const timer = setTimeout(() => finish(false), ms);
+      const onAbort = () => finish(NOT_WOKEN);
+      const timer = setTimeout(() => finish(NOT_WOKEN), ms);
       set.add(finish);
       signal?.addEventListener("abort", onAbort, { once: true });
     });
@@ -64,7 +121,7 @@ export class CompletionWaiter {
   /** Wakes every waiter and refuses new waits: on shutdown held requests answer now. */
   close(): void {
     this.closed = true;
-    for (const set of this.waiters.values()) for (const release of set) release(false);
+    for (const set of this.waiters.values()) for (const release of set) release(NOT_WOKEN);
     this.waiters.clear();
   }
 

@@ -247,6 +247,9 @@ export async function claimLiveLookup(sql: Sql, id: string, now: Date, leaseMs: 
   return rows[0] ?? null;
 }
 
+/** A claimed row: pendingLookupRows's, with the country the gateway's parse stored (no second parse for it). */
+export type ClaimedLookupRow = Awaited<ReturnType<typeof pendingLookupRows>>[number] & { country: string | null };
+
 /**
  * claimLiveLookup and pendingLookupRows in one round trip: the claim (null as
  * there) with the rows still waiting for answers, read in the claim's statement.
@@ -258,15 +261,15 @@ export async function claimLiveLookupWithRows(
   id: string,
   now: Date,
   leaseMs: number,
-): Promise<(LookupClaim & { rows: Awaited<ReturnType<typeof pendingLookupRows>> }) | null> {
-  const { rows } = await sql.query<LookupClaim & { rows: Awaited<ReturnType<typeof pendingLookupRows>> }>({
+): Promise<(LookupClaim & { rows: ClaimedLookupRow[] }) | null> {
+  const { rows } = await sql.query<LookupClaim & { rows: ClaimedLookupRow[] }>({
     name: "claim-live-lookup-rows",
     text: `WITH claimed AS (
        UPDATE lookups SET attempts = attempts + 1, leased_until = $3
        WHERE id = $1 AND livemode = true AND status = 'pending' AND (leased_until IS NULL OR leased_until <= $2)
        RETURNING attempts, leased_until)
      SELECT c.attempts, c.leased_until,
-       COALESCE((SELECT jsonb_agg(jsonb_build_object('row_no', r.row_no, 'kind', r.kind, 'e164', r.e164, 'email', r.email,
+       COALESCE((SELECT jsonb_agg(jsonb_build_object('row_no', r.row_no, 'kind', r.kind, 'e164', r.e164, 'country', r.country, 'email', r.email,
                    'row_status', COALESCE(r.number_status, r.email_status), 'checks', r.checks) ORDER BY r.row_no)
                  FROM result_rows r WHERE r.lookup_id = $1 AND r.pending_checks > 0), '[]'::jsonb) AS rows
      FROM claimed c`,
@@ -283,6 +286,10 @@ export async function claimLiveLookupWithRows(
  * `lookup.completed` event in the same transaction — so the caller then runs
  * completeLookup's transaction, which tells the two apart. Row locks order it
  * against announcePending as they do completeLookup.
+ *
+ * `rows` is every row's checks as this statement left them stored (jsonb's key
+ * order, what a read returns), for the completion notice to carry to the request
+ * still waiting; null once the lookup was answered 202 (nobody waits for it then).
  */
 export async function completeLiveLookupAlone(
   sql: Sql,
@@ -290,26 +297,32 @@ export async function completeLiveLookupAlone(
   results: Array<{ row_no: number; checks: CheckResult[] }>,
   completedAt: Date,
   token: number,
-): Promise<{ reservationId: string | null } | undefined> {
-  const { rows } = await sql.query<{ done: boolean; reservation_id: string | null }>({
+): Promise<{ reservationId: string | null; rows: Array<{ row_no: number; checks: CheckResult[] }> | null } | undefined> {
+  const { rows } = await sql.query<{ done: boolean; reservation_id: string | null; rows: Array<{ row_no: number; checks: CheckResult[] }> | null }>({
     name: "complete-live-lookup-alone",
+    // The rows this statement did not touch are read from its snapshot: unchanged by it.
     text: `WITH done AS (
        UPDATE lookups l SET status = 'completed', completed_at = $2, checks_done = checks_total, leased_until = NULL
        WHERE l.id = $1 AND l.status = 'pending' AND l.attempts = $3 AND l.leased_until > $2
          AND NOT (l.announced_pending AND l.webhook_endpoint_id IS NOT NULL)
-       RETURNING l.id),
+       RETURNING l.id, l.announced_pending),
      answered AS (
        UPDATE result_rows r SET checks = u.checks, pending_checks = 0
        FROM done, jsonb_to_recordset($4::jsonb) AS u(row_no int, checks jsonb)
        WHERE r.lookup_id = done.id AND r.row_no = u.row_no
-       RETURNING 1)
+       RETURNING r.row_no, r.checks)
      SELECT EXISTS (SELECT 1 FROM done) AS done,
             (SELECT v.id FROM reservations v WHERE v.lookup_id = $1) AS reservation_id,
-            (SELECT count(*) FROM answered) AS answered`,
+            (SELECT jsonb_agg(jsonb_build_object('row_no', s.row_no, 'checks', s.checks) ORDER BY s.row_no)
+             FROM (SELECT row_no, checks FROM answered
+                   UNION ALL
+                   SELECT r.row_no, r.checks FROM result_rows r, done
+                   WHERE r.lookup_id = done.id AND r.row_no NOT IN (SELECT row_no FROM answered)) s
+             WHERE NOT (SELECT announced_pending FROM done)) AS rows`,
     values: [id, completedAt, token, JSON.stringify(results)],
   });
   const row = rows[0];
-  return row?.done ? { reservationId: row.reservation_id } : undefined;
+  return row?.done ? { reservationId: row.reservation_id, rows: row.rows } : undefined;
 }
 
 /** Extends a run's lease while it still holds it (see renewChunkLease); false = lost. */

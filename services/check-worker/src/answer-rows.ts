@@ -4,20 +4,30 @@ import type { Logger } from "@svc/runtime";
 import { metrics } from "@svc/telemetry";
 import { cacheAnswers, cachedAnswers, identifierHash, type Store } from "@svc/store";
 
-/** A stored row with checks still to answer (lookup rows and job rows alike). */
-export type PendingRow = { row_no: number; kind: "number" | "email"; e164: string | null; email: string | null; row_status: string; checks: CheckResult[] };
+/**
+ * A stored row with checks still to answer (lookup rows and job rows alike).
+ * `country` is the one the gateway's parse stored with `e164`, when the row was read
+ * with it (a live lookup's claim); without it the number is parsed again here.
+ */
+export type PendingRow = { row_no: number; kind: "number" | "email"; e164: string | null; country?: string | null; email: string | null; row_status: string; checks: CheckResult[] };
 
+/** Checks whose source reads the line type (the spam score counts VoIP ranges): only these pay for a parse when the country is stored. */
+const READS_LINE_TYPE: ReadonlySet<CheckCode> = new Set(["number.spam"]);
 
-function identifierOf(row: PendingRow): Identifier {
+/**
+ * What a source is asked about `row` for `check`. A stored e164 passed the gateway's
+ * parse (the same libphonenumber), so its stored country is what parsing it again
+ * gives. The line type is not stored: only a check that reads it, for a country it
+ * covers (else it answers unsupported_country unasked), parses for it.
+ */
+function identifierOf(row: PendingRow, check: CheckCode): Identifier {
+  const domain = row.email ? row.email.slice(row.email.lastIndexOf("@") + 1).toLowerCase() : null;
+  if (row.e164 && row.country !== undefined && (!READS_LINE_TYPE.has(check) || !coversCountry(check, row.country))) {
+    return { e164: row.e164, email: row.email, domain, country: row.country, numberType: undefined };
+  }
   const parsed = row.e164 ? parseNumber(row.e164, undefined, { withType: true }) : null;
   const valid = parsed && parsed.valid ? parsed : null;
-  return {
-    e164: row.e164,
-    email: row.email,
-    domain: row.email ? row.email.slice(row.email.lastIndexOf("@") + 1).toLowerCase() : null,
-    country: valid ? valid.country : null,
-    numberType: valid ? valid.numberType : undefined,
-  };
+  return { e164: row.e164, email: row.email, domain, country: valid ? valid.country : null, numberType: valid ? valid.numberType : undefined };
 }
 
 /**
@@ -51,7 +61,7 @@ export async function answerRows(
           metrics.checkAnswers().inc({ check, source: "cache", outcome: hit.status });
           continue;
         }
-        const id = identifierOf(row);
+        const id = identifierOf(row, check);
         if (!coversCountry(check, id.country)) {
           answers.set(key(row.row_no, check), { service: check, status: "unsupported_country", registered: null, attributes: null, cached: false, billed: false, checked_at: started.toISOString() });
           metrics.checkAnswers().inc({ check, source: "coverage", outcome: "unsupported_country" });

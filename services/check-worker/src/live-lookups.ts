@@ -1,6 +1,6 @@
 import { failureBackoffMs, lookupCompletedData, LeaseLostError, notifyDispatcher, type WorkerContext } from "@svc/core";
 import type { CheckResult } from "@svc/domain";
-import { publishCompletion } from "@svc/queues";
+import { lookupAnswerText, publishCompletion } from "@svc/queues";
 import { claimLiveLookupWithRows, completeLiveLookupAlone, completeLookup, recordEvent, releaseLookupLease, renewLookupLease, withTransaction } from "@svc/store";
 import { answerRows, cacheFreshAnswers } from "./answer-rows";
 import { claimLeased, type WorkDeps } from "./leased-work";
@@ -25,7 +25,8 @@ export async function runLiveLookup(ctx: WorkerContext, deps: WorkDeps, lookupId
   const { lease } = held;
   const token = held.claimed.attempts;
   const started = ctx.now();
-  let outcome: { reservationId: string | null; eventId: string | null } | null;
+  // `answer`: the notice's answer, only where the one statement completed it with rows known exactly as stored.
+  let outcome: { reservationId: string | null; eventId: string | null; answer?: string } | null;
   let fresh: Awaited<ReturnType<typeof answerRows>>["fresh"];
   try {
     const answered = await lease.guard(answerRows({ store: ctx.store, runner: deps.runner, cacheSecret: deps.cacheSecret, now: ctx.now }, held.claimed.rows));
@@ -35,7 +36,7 @@ export async function runLiveLookup(ctx: WorkerContext, deps: WorkDeps, lookupId
     // One statement when no event is due (the usual case); the transaction below otherwise.
     const alone = await completeLiveLookupAlone(ctx.store.pool, lookupId, answered.rows, now, token);
     outcome = alone
-      ? { reservationId: alone.reservationId, eventId: null }
+      ? { reservationId: alone.reservationId, eventId: null, ...(alone.rows ? { answer: lookupAnswerText(now, alone.rows) } : {}) }
       : await withTransaction(ctx.store.pool, async (client) => {
           const done = await completeLookup(client, lookupId, answered.rows, now, token);
           if (!done) return null;
@@ -74,11 +75,12 @@ export async function runLiveLookup(ctx: WorkerContext, deps: WorkDeps, lookupId
     ctx.logger.info({ lookupId, attempt: token }, "lookup not completed by this run: it is no longer this run's");
     return;
   }
-  // The waiting request is woken first; caching, the dispatcher's notice and the
-  // settlement hand-off follow it (all only after the commit, as before), side by
-  // side. A failure of any still fails the attempt once the others have run.
-  const { reservationId, eventId } = outcome;
-  const notice = publishCompletion(ctx.redis, ctx.prefix, lookupId);
+  // The waiting request is woken first, with the answer when there is one (it then
+  // replies without reading the lookup back); caching, the dispatcher's notice and
+  // the settlement hand-off follow it (all only after the commit, as before), side
+  // by side. A failure of any still fails the attempt once the others have run.
+  const { reservationId, eventId, answer } = outcome;
+  const notice = publishCompletion(ctx.redis, ctx.prefix, lookupId, answer);
   const rest = await Promise.allSettled([
     notice,
     cacheFreshAnswers(ctx, fresh),

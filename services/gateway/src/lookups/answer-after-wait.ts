@@ -1,9 +1,11 @@
 import type { ResultRow } from "@svc/domain";
-import { announcePending, getLookup } from "@svc/store";
+import type { Wake } from "@svc/queues";
+import { announcePending, getLookup, type NewLookup } from "@svc/store";
 import type { Response } from "express";
 import type { Caller, Deps, Reply } from "../context";
 import { clientGone } from "../http/client-gone";
 import { awaitLookup } from "./await-lookup";
+import { lookupFromNotice } from "./notice-answer";
 import { pollUrl, presentLookup, readRows } from "./present";
 
 /**
@@ -14,14 +16,17 @@ import { pollUrl, presentLookup, readRows } from "./present";
  * `early` is a wait on the lookup's completion notice registered before its work
  * was handed on (see waitFromNow): the lookup is then read once it has fired
  * instead of first right away — it cannot have completed unannounced meanwhile —
- * and awaitLookup carries on as usual with what is left of `waitMs`.
+ * and awaitLookup carries on as usual with what is left of `waitMs`. A notice that
+ * carries the completed checks answers without the read at all (lookupFromNotice).
  */
 export async function answerAfterWait(deps: Deps, res: Response, caller: Caller, id: string, waitMs: number, inputs: readonly string[], early?: EarlyWait): Promise<Reply> {
   const withInput = (rows: ResultRow[]) => rows.map((r, i) => ({ ...r, input: inputs[i] ?? r.input }));
   const signal = early?.signal ?? clientGone(res);
   let remainingMs = waitMs;
   if (early) {
-    await early.woken;
+    const wake = await early.woken;
+    const noticed = wake.answer === undefined ? null : lookupFromNotice(early.stored, wake.answer, deps.now());
+    if (noticed) return { status: 200, body: presentLookup(noticed.lookup, withInput(readRows(noticed.rows)), deps.config.publicBaseUrl) };
     remainingMs = Math.max(0, early.deadline - Date.now());
   }
   let found = await awaitLookup(deps, caller, id, remainingMs, signal);
@@ -34,15 +39,15 @@ export async function answerAfterWait(deps: Deps, res: Response, caller: Caller,
   return { status: 202, body, headers: { Location: pollUrl(deps.config.publicBaseUrl, id) } };
 }
 
-/** A wait on a lookup's completion notice begun before its work was handed on. */
-export type EarlyWait = { woken: Promise<boolean>; deadline: number; signal: AbortSignal };
+/** A wait on a lookup's completion notice begun before its work was handed on, by the request that stored `stored`. */
+export type EarlyWait = { woken: Promise<Wake>; deadline: number; signal: AbortSignal; stored: NewLookup };
 
 /**
- * Starts waiting for `id`'s completion notice now, for up to `waitMs` (or until the
- * client goes away): call it before enqueuing the work, so a notice sent however
+ * Starts waiting for `stored`'s completion notice now, for up to `waitMs` (or until
+ * the client goes away): call it before enqueuing the work, so a notice sent however
  * soon after cannot be missed.
  */
-export function waitFromNow(deps: Deps, res: Response, id: string, waitMs: number): EarlyWait {
+export function waitFromNow(deps: Deps, res: Response, stored: NewLookup, waitMs: number): EarlyWait {
   const signal = clientGone(res);
-  return { woken: deps.waiter.wait(id, waitMs, signal), deadline: Date.now() + waitMs, signal };
+  return { woken: deps.waiter.waitForAnswer(stored.id, waitMs, signal), deadline: Date.now() + waitMs, signal, stored };
 }

@@ -46,7 +46,7 @@ export async function createLiveLookup(deps: Deps, req: Request, res: Response, 
   const reservationId = await reserveAndStore(deps, caller, q, plan.rows.length, reservation, { lookup }, req.idempotencyClaim);
   const waitSeconds = Math.min(body.wait ?? LIMITS.defaultLookupWaitSeconds, deps.config.MAX_WAIT_SECONDS);
   // Listening for the completion notice before the work is handed on: no read is needed to catch a completion in between.
-  const early = pending ? waitFromNow(deps, res, id, waitSeconds * 1000) : undefined;
+  const early = pending ? waitFromNow(deps, res, lookup, waitSeconds * 1000) : undefined;
   // A lost message is recovered by the check-worker's reconciler and the ledger's sweeper.
   const enqueue = pending
     ? deps.producer.enqueue("lookup.run", { lookupId: id }, { jobId: `run-${id}` })
