@@ -74,7 +74,10 @@ export type NewJob = {
 
 /**
  * Stores a job, its rows (one COPY) and, for live jobs, its chunks of work, in the
- * caller's transaction.
+ * caller's transaction. The only writer of a job's rows: result_rows.job_id has no
+ * foreign key (its per-row check was a quarter of a 50,000-row COPY), so rows name an
+ * existing job because they are copied right after the job's INSERT, in its
+ * transaction. Deleting a job deletes its rows (trigger jobs_delete_result_rows).
  */
 export async function insertJob(client: pg.PoolClient, j: NewJob): Promise<void> {
   const chunkCount = j.chunkSize > 0 ? Math.ceil(j.rows.count / j.chunkSize) : 0;

@@ -10,7 +10,8 @@ export const EVENT_RETENTION_DAYS = 30;
 
 /**
  * Deletes what has passed its retention period, in small batches so it never holds
- * long locks: lookups (with their rows), finished jobs' rows, expired cache entries
+ * long locks: lookups and finished jobs (with their rows: a lookup's by foreign key,
+ * a job's by the trigger jobs_delete_result_rows), expired cache entries
  * and idempotency records, usage days older than the account's retention, and
  * webhook events (with deliveries and attempts) older than EVENT_RETENTION_DAYS, and
  * refused test-key requests past the 30 days their rule looks back (issued ones are
