@@ -12,6 +12,7 @@ import { BulkIntake } from "../../services/gateway/src/bulk/intake";
 import { ensurePublicSandbox } from "../../services/gateway/src/bootstrap";
 import { loadGatewayConfig } from "../../services/gateway/src/config";
 import type { Deps } from "../../services/gateway/src/context";
+import { testLookupWriter } from "../../services/gateway/src/lookups/test-batch";
 import { createTestEnv, serviceEnv, type TestEnv } from "./env";
 import type { Resolve } from "@svc/webhooks";
 
@@ -54,7 +55,7 @@ export async function startTestGateway(options: { env?: TestEnv; config?: Record
   const invalidator = new CacheInvalidator(env.databaseUrl, caches, logger);
   await invalidator.start();
   let fixedNow: Date | null = null;
-  const deps: Deps = { config, logger, store, redis, producer, waiter, caches, accountTurns: new KeyedSemaphore(config.ACCOUNT_CONCURRENCY), bulk, resolveHost: options.resolveHost ?? noResolver, now: () => fixedNow ?? new Date() };
+  const deps: Deps = { config, logger, store, redis, producer, waiter, caches, accountTurns: new KeyedSemaphore(config.ACCOUNT_CONCURRENCY), bulk, testLookups: testLookupWriter(store), resolveHost: options.resolveHost ?? noResolver, now: () => fixedNow ?? new Date() };
   // Listen first so the app is built knowing its real base URL (poll URLs, doc links).
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, options.host ?? "127.0.0.1", resolve));
@@ -81,6 +82,7 @@ export async function startTestGateway(options: { env?: TestEnv; config?: Record
       await Promise.all([redis.quit(), subscriber.quit()]);
       await invalidator.stop();
       await bulk.close();
+      await deps.testLookups.drain();
       await store.close();
     },
   };

@@ -3,6 +3,7 @@ export * from "./ledger";
 export * from "./accounts";
 export * from "./api-keys";
 export * from "./lookups";
+export * from "./lookup-batch";
 export * from "./events";
 export * from "./idempotency";
 export * from "./prices";

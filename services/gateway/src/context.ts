@@ -1,6 +1,6 @@
 import type { Logger } from "@svc/runtime";
 import type { KeyMode, Scope } from "@svc/domain";
-import type { IdempotencyClaimRef, KeyedSemaphore, Store } from "@svc/store";
+import type { IdempotencyClaimRef, KeyedSemaphore, NewLookup, Store } from "@svc/store";
 import type { CompletionWaiter, Producer } from "@svc/queues";
 import type { Redis } from "ioredis";
 import type { Resolve } from "@svc/webhooks";
@@ -8,6 +8,7 @@ import type { GatewayCaches } from "./cache/caches";
 import type { GatewayConfig } from "./config";
 import type { BulkIntake } from "./bulk/intake";
 import type { BulkBody } from "./bulk/intake-task";
+import type { GroupCommit } from "./lookups/test-batch";
 
 /** Everything handlers need, built once in main.ts (or by a test). */
 export type Deps = {
@@ -23,6 +24,8 @@ export type Deps = {
   accountTurns: KeyedSemaphore;
   /** Threads that read, validate and plan bulk requests, fairly shared between accounts. */
   bulk: BulkIntake;
+  /** Test lookups without an Idempotency-Key, written in groups (see testLookupWriter); drained before the pool closes. */
+  testLookups: GroupCommit<NewLookup>;
   /** Resolves webhook URL hosts (injectable: tests never query a real resolver). */
   resolveHost: Resolve;
   /** Injectable clock (tests move time; production uses the wall clock). */

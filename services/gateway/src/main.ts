@@ -17,6 +17,7 @@ import { systemResolver } from "@svc/webhooks";
 import { awaitDependencies, startServiceOps } from "@svc/core";
 import { gatewayMetrics, startPrimaryOps } from "./ops";
 import { startPrimaryQueueDashboard, startQueueDashboard } from "./queue-dashboard";
+import { testLookupWriter } from "./lookups/test-batch";
 
 /**
  * The API gateway: validates, authorises and enqueues; it only produces to queues.
@@ -54,7 +55,7 @@ async function main(): Promise<void> {
   const invalidator = new CacheInvalidator(config.DATABASE_URL, caches, logger);
   await invalidator.start();
 
-  const deps: Deps = { config, logger, store, redis, producer, waiter, caches, accountTurns: new KeyedSemaphore(config.ACCOUNT_CONCURRENCY), bulk, resolveHost: systemResolver(5_000), now: () => new Date() };
+  const deps: Deps = { config, logger, store, redis, producer, waiter, caches, accountTurns: new KeyedSemaphore(config.ACCOUNT_CONCURRENCY), bulk, testLookups: testLookupWriter(store), resolveHost: systemResolver(5_000), now: () => new Date() };
   const server = createServer();
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
@@ -68,6 +69,8 @@ async function main(): Promise<void> {
     waiter.close();
     await closed;
   });
+  // A request whose client left is not waited for by server.close; its lookup may still be queued.
+  shutdown.register("finish test lookup writes", 15, () => deps.testLookups.drain());
   shutdown.register("close queues", 20, () => producer.close());
   shutdown.register("stop intake threads", 25, () => bulk.close());
   shutdown.register("close redis", 30, async () => {

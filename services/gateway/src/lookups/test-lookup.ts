@@ -64,7 +64,7 @@ export async function createTestLookup(deps: Deps, req: Request, res: Response, 
     // Usage counts final answers; a pending test value's are known already (deterministic).
     usage: testUsage(plan.checks, pending ? answerTestRows(plan.rows, plan.checks, now, true).rows : answered.rows, now),
   };
-  await storeTestResource(deps, req, id, (client) => insertLookup(client, stored), true);
+  await storeTestResource(deps, req, id, (client) => insertLookup(client, stored), () => deps.testLookups.add(stored));
   if (!pending) return { status: 200, body: presentLookup(lookup, answered.rows, deps.config.publicBaseUrl) };
 
   // Completion on schedule even if nobody polls (lookup.completed must still go out).

@@ -15,19 +15,11 @@ export async function storeTestResource(
   req: Request,
   id: string,
   store: (client: pg.PoolClient) => Promise<void>,
-  /** A single-statement store needs no transaction of its own when there is nothing to bind (the hot path). */
-  singleStatement = false,
+  /** How to store it when there is no claim to bind (the hot path: test lookups are group-committed). */
+  unbound?: () => Promise<void>,
 ): Promise<void> {
   const claim = req.idempotencyClaim;
-  if (!claim && singleStatement) {
-    const client = await deps.store.pool.connect();
-    try {
-      await store(client);
-    } finally {
-      client.release();
-    }
-    return;
-  }
+  if (!claim && unbound) return unbound();
   await withTransaction(deps.store.pool, async (client) => {
     await store(client);
     if (claim) await bindIdempotentResource(client, claim, id);
