@@ -25,6 +25,8 @@
 //   flock /tmp/bench.lock node bench/test-mode.mjs --base /tmp/base [--current .] [--cycles 3]
 //        [--duration 10] [--warmup 3] [--connections 16] [--processes 2] [--rows 50000] [--skip-lookups] [--skip-jobs]
 //        [--cpu-prof DIR]   (node --cpu-prof of every gateway process and thread, under DIR/<build>/)
+//        [--database-per-build]   (each build on its own database, <database>_<build>, migrated with
+//                                  that build's own migrations: for a change to the schema)
 //
 // Needs the local Postgres and Redis; uses its own database (created and migrated when missing).
 import { spawn, spawnSync } from "node:child_process";
@@ -57,6 +59,7 @@ const { values } = parseArgs({
     port: { type: "string", default: "8480" },
     "skip-lookups": { type: "boolean", default: false },
     "skip-jobs": { type: "boolean", default: false },
+    "database-per-build": { type: "boolean", default: false },
     // Profiles of every gateway process and thread (node --cpu-prof) under DIR/<build>/.
     "cpu-prof": { type: "string" },
     "database-url": { type: "string", default: "postgresql://postgres@127.0.0.1:5432/svc_bench_test_mode" },
@@ -77,15 +80,19 @@ if (!values.base) throw new Error("--base names the worktree of the build before
 const BUILDS = { base: values.base, current: values.current };
 const PORT = Number(values.port);
 
-async function ensureDatabase() {
-  const url = new URL(DATABASE_URL);
+/** The database a build's gateway uses (and the worktree whose migrations shape it). */
+const databaseOf = (build) => (values["database-per-build"] ? Object.assign(new URL(DATABASE_URL), { pathname: `${new URL(DATABASE_URL).pathname}_${build}` }).toString() : DATABASE_URL);
+const DATABASES = values["database-per-build"] ? ["base", "current"].map((b) => ({ url: databaseOf(b), root: b === "base" ? values.base : values.current })) : [{ url: DATABASE_URL, root: ROOT }];
+
+async function ensureDatabase(databaseUrl, root) {
+  const url = new URL(databaseUrl);
   const name = url.pathname.slice(1);
-  const admin = new pg.Client({ connectionString: Object.assign(new URL(DATABASE_URL), { pathname: "/postgres" }).toString() });
+  const admin = new pg.Client({ connectionString: Object.assign(new URL(databaseUrl), { pathname: "/postgres" }).toString() });
   await admin.connect();
   const { rowCount } = await admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
   if (rowCount === 0) await admin.query(`CREATE DATABASE "${name.replace(/"/g, "")}"`);
   await admin.end();
-  const r = spawnSync(process.execPath, [path.join(ROOT, "scripts/prisma.mjs"), "migrate", "deploy"], { env: { ...process.env, DATABASE_URL }, stdio: ["ignore", "ignore", "inherit"] });
+  const r = spawnSync(process.execPath, [path.join(root, "scripts/prisma.mjs"), "migrate", "deploy"], { cwd: root, env: { ...process.env, DATABASE_URL: databaseUrl }, stdio: ["ignore", "ignore", "inherit"] });
   if (r.status !== 0) throw new Error("migrate deploy failed");
 }
 
@@ -98,15 +105,16 @@ const secrets = {
 async function makeKeys(n, name) {
   const { createStore, createAccount, insertApiKey } = require(path.join(values.current, "packages/store/dist/index.js"));
   const { generateApiKey, hashApiKey, keyHint, DEFAULT_SCOPES } = require(path.join(values.current, "packages/domain/dist/index.js"));
-  const store = createStore({ databaseUrl: DATABASE_URL, poolSize: 2 });
-  const { id: accountId } = await createAccount(store.pool, { name, balanceMicros: 0n });
-  const keys = [];
-  for (let i = 0; i < n; i += 1) {
-    const key = generateApiKey("test");
-    await insertApiKey(store.pool, { accountId, mode: "test", keyHash: hashApiKey(secrets.KEY_HASH_SECRET, key), hint: keyHint(key), scopes: [...DEFAULT_SCOPES], allowIps: [], dailySpendCapMicros: null, expiresAt: null });
-    keys.push(key);
+  const keys = Array.from({ length: n }, () => generateApiKey("test"));
+  // The same keys in every database used (one per build with --database-per-build).
+  for (const { url } of DATABASES) {
+    const store = createStore({ databaseUrl: url, poolSize: 2 });
+    const { id: accountId } = await createAccount(store.pool, { name, balanceMicros: 0n });
+    for (const key of keys) {
+      await insertApiKey(store.pool, { accountId, mode: "test", keyHash: hashApiKey(secrets.KEY_HASH_SECRET, key), hint: keyHint(key), scopes: [...DEFAULT_SCOPES], allowIps: [], dailySpendCapMicros: null, expiresAt: null });
+    }
+    await store.close();
   }
-  await store.close();
   return keys;
 }
 
@@ -146,7 +154,7 @@ async function startGateway(build, processes) {
     LOG_LEVEL: "warn",
     PORT: String(PORT),
     WEB_CONCURRENCY: String(processes),
-    DATABASE_URL,
+    DATABASE_URL: databaseOf(build),
     DATABASE_POOL_SIZE: String(POOL_SIZE),
     INTAKE_THREADS: values["intake-threads"],
     REDIS_URL: values["redis-url"],
@@ -240,7 +248,7 @@ async function jobRun(build, key) {
   }
 }
 
-await ensureDatabase();
+for (const { url, root } of DATABASES) await ensureDatabase(url, root);
 const keys = values["skip-lookups"] ? [] : await makeKeys(Number(values.keys), "bench-test-mode");
 const [jobKey] = values["skip-jobs"] ? [] : await makeKeys(1, "bench-test-mode-jobs");
 const order = Object.keys(BUILDS);
