@@ -130,6 +130,16 @@ describe("maskNumberInput", () => {
 });
 
 describe("masking short and unusual inputs", () => {
+  it("masks digits alone (the common E.164 input) as it masks them with punctuation around", () => {
+    for (let length = 1; length <= 20; length += 1) {
+      const digits = "98765432109876543210".slice(0, length);
+      for (const input of [digits, `+${digits}`]) {
+        // A trailing space takes the character-by-character path and is kept as it is.
+        expect(maskNumberInput(input)).toBe(maskNumberInput(`${input} `).slice(0, -1));
+      }
+    }
+  });
+
   it("masks every digit of a number too short to keep five of them", () => {
     expect(maskNumberInput("12345")).toBe("*****");
     expect(maskNumberInput("+1 202")).toBe("+* ***");

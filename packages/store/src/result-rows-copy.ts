@@ -29,32 +29,29 @@ function copyField(value: string | number | null): string {
   return text.replace(/\\/g, "\\\\").replace(/\t/g, "\\t").replace(/\n/g, "\\n").replace(/\r/g, "\\r");
 }
 
+/**
+ * The checks as a COPY field: JSON.stringify never leaves a tab, newline or carriage
+ * return raw, so only its backslashes need escaping (a scan for one character instead
+ * of copyField's expression over ~400 characters a row).
+ */
+function checksField(checks: StoredRow["checks"]): string {
+  const json = JSON.stringify(checks);
+  return json.includes("\\") ? json.replace(/\\/g, "\\\\") : json;
+}
+
+const encoder = new TextEncoder();
+
 /** Rows rendered as COPY text in a buffer of their own (transferable between threads); several such pieces make a COPY. */
 export function renderRowsChunk(jobId: string, rows: readonly StoredRow[]): Uint8Array {
   const id = copyField(jobId);
-  const parts: Buffer[] = [];
-  let size = 0;
-  let batch = "";
-  const flush = () => {
-    const part = Buffer.from(batch);
-    parts.push(part);
-    size += part.length;
-    batch = "";
-  };
+  let text = "";
   for (const r of rows) {
-    const pending = r.checks.reduce((n, c) => (c.status === "pending" ? n + 1 : n), 0);
-    batch += `${id}\t${r.row_no}\t${r.kind}\t${copyField(r.input_masked)}\t${copyField(r.e164)}\t${copyField(r.country)}\t${copyField(r.number_status)}\t${copyField(r.email)}\t${copyField(r.email_status)}\t${copyField(JSON.stringify(r.checks))}\t${pending}\n`;
-    if (batch.length > 256 * 1024) flush();
+    let pending = 0;
+    for (const c of r.checks) if (c.status === "pending") pending += 1;
+    text += `${id}\t${r.row_no}\t${r.kind}\t${copyField(r.input_masked)}\t${copyField(r.e164)}\t${copyField(r.country)}\t${copyField(r.number_status)}\t${copyField(r.email)}\t${copyField(r.email_status)}\t${checksField(r.checks)}\t${pending}\n`;
   }
-  if (batch) flush();
-  // A buffer of its own (never a slice of Node's shared pool), so it can be transferred between threads.
-  const text = new Uint8Array(size);
-  let at = 0;
-  for (const part of parts) {
-    text.set(part, at);
-    at += part.length;
-  }
-  return text;
+  // One encoding pass into a buffer of its own (TextEncoder never hands out a slice of a shared pool), so it can be transferred between threads.
+  return encoder.encode(text);
 }
 
 export function renderRowsCopy(jobId: string, rows: readonly StoredRow[]): RowsCopy {

@@ -137,7 +137,10 @@ function cacheKeysOf(rows: readonly PreparedRow[], kind: InputKind, secret: stri
 
 /** A test job's rows: final at once; a documented outage value reads as a source that could not answer. */
 function testJobRows(rows: readonly PreparedRow[], checks: readonly CheckCode[], now: Date): ResultRow[] {
-  return answerTestRows(rows, checks, now, true).rows.map((r, i) => {
+  const answered = answerTestRows(rows, checks, now, true);
+  // Settled answers are never pending: without an outage value every row is final as answered.
+  if (!answered.unavailable) return answered.rows;
+  return answered.rows.map((r, i) => {
     const prepared = rows[i];
     const outage = prepared?.status === "valid" && testProfileFor(prepared)?.unavailable === true;
     // Almost every row is final as answered: kept as it is (no copy of 50,000 rows).
