@@ -47,12 +47,15 @@ export type TestUsage = { day: string; checks: Array<{ check: string; checks: nu
  * The upsert that counts test-mode usage, with its parameters at the given
  * positions: account, key, day, check codes[], checks[], conclusive[], identifiers.
  * Identifiers are counted on the "*" row. One text for lookups (inside their
- * one-statement insert) and jobs.
+ * one-statement insert) and jobs. Rows are locked in check order, the order the
+ * group-committed batches use (insertTestLookups), so a batch and a single insert of
+ * the same key and day cannot deadlock on the counters.
  */
 export function testUsageUpsert(p: { account: number; key: number; day: number; codes: number; checks: number; conclusive: number; identifiers: number }): string {
   return `INSERT INTO daily_usage AS d (account_id, api_key_id, day, livemode, check_code, identifiers, checks, conclusive)
        SELECT $${p.account}, $${p.key}, $${p.day}::date, false, c, CASE WHEN c = '*' THEN $${p.identifiers}::int ELSE 0 END, n, k
        FROM unnest($${p.codes}::text[], $${p.checks}::int[], $${p.conclusive}::int[]) AS t(c, n, k)
+       ORDER BY c
        ON CONFLICT (account_id, api_key_id, day, livemode, check_code) DO UPDATE SET
          identifiers = d.identifiers + EXCLUDED.identifiers, checks = d.checks + EXCLUDED.checks, conclusive = d.conclusive + EXCLUDED.conclusive`;
 }
