@@ -76,17 +76,24 @@ export async function runLiveLookup(ctx: WorkerContext, deps: WorkDeps, lookupId
     return;
   }
   // The waiting request is woken first, with the answer when there is one (it then
-  // replies without reading the lookup back); caching, the dispatcher's notice and
-  // the settlement hand-off follow it (all only after the commit, as before), side
-  // by side. A failure of any still fails the attempt once the others have run.
+  // replies without reading the lookup back). Caching, the dispatcher's notice and
+  // the settlement hand-off (all only after the commit, as before) start once Redis
+  // has taken the notice: started beside it, the hand-off's script could run in Redis
+  // before the notice reached the gateway, and the cache write and the settlement it
+  // wakes competed with the gateway's wake-up for this machine's cores. A notice that
+  // fails costs the waiter latency only (it re-reads at its deadline); any failure
+  // still fails the attempt once the others have run.
   const { reservationId, eventId, answer } = outcome;
-  const notice = publishCompletion(ctx.redis, ctx.prefix, lookupId, answer);
+  const notice = await publishCompletion(ctx.redis, ctx.prefix, lookupId, answer).then(
+    () => null,
+    (err: unknown) => ({ err }),
+  );
   const rest = await Promise.allSettled([
-    notice,
     cacheFreshAnswers(ctx, fresh),
     notifyDispatcher(ctx, [eventId]),
     reservationId ? ctx.producer.enqueue("settle.reservation", { reservationId }, { jobId: `settle-${reservationId}` }) : undefined,
   ]);
+  if (notice) throw notice.err;
   const failed = rest.find((r): r is PromiseRejectedResult => r.status === "rejected");
   if (failed) throw failed.reason;
   ctx.logger.info({ lookupId, ms: ctx.now().getTime() - started.getTime(), eventId: outcome.eventId }, "live lookup completed");
