@@ -49,6 +49,8 @@ describe("the fleet as real processes", () => {
   });
 
   it("keeps numbers, addresses and keys out of every log line", async () => {
+    const accessLines = () => (gateway.output().match(/"msg":"request"/g) ?? []).length;
+    const before = accessLines();
     await request(gateway.url)
       .post("/v1/lookup")
       .set(bearer(key.key))
@@ -58,6 +60,9 @@ describe("the fleet as real processes", () => {
     await request(gateway.url).get("/v1/lookups/private.person%40corp.example").set(bearer(key.key));
     await request(gateway.url).get("/v1/lookups/%2B1%20212%20555%200177").set(bearer(key.key));
     await request(gateway.url).get("/v1/no-such/%2B1%20212%20555%200177");
+    // Each access line is written as its response finishes and reaches this process
+    // through a pipe: wait until all five have arrived before reading them.
+    await waitFor(async () => (accessLines() >= before + 5 ? true : undefined), 5_000);
     const logs = gateway.output() + worker.output();
     expect(logs).toMatch(/"msg":"request"/);
     expect(logs).toMatch(/"route":"\/v1\/lookups\/:id"/);
