@@ -144,16 +144,6 @@ export async function reserveAndCommit(
  * account's conditions are known) and without an idempotency claim to bind: the
  * caller keeps `reserveAndCommit` for those. Runs under this process's turn on the
  * account like `reserveAndCommit`, so the row lock is held for this one statement.
- *
- * A pending lookup's commit does not wait for its WAL flush (`synchronous_commit` off for
- * this one transaction): after an idle moment the flush is about a quarter of what the
- * gateway waits for this statement on this machine (~0.4 ms of ~1.8 ms), and nothing needs it. No
- * client learns of a pending lookup before a later synchronous commit that follows it
- * in the WAL, and flushing that commit flushes this one: the worker claims it (an UPDATE)
- * and completes it before any 200, and a 202 is answered only after `announcePending`.
- * Lost in a crash before then, the lookup and its reservation are lost together, as one
- * commit, and the queued run finds nothing to claim. A lookup already complete is
- * answered by a read alone, so its commit still waits for the flush.
  */
 export async function reserveWithLookup(
   pool: pg.Pool,
@@ -182,8 +172,7 @@ export async function reserveWithLookup(
        SELECT $6, $1, $5, $7, NULL, $3::bigint, $8::jsonb, $2::date, $9::timestamptz WHERE EXISTS (SELECT 1 FROM account)
        RETURNING 1),
      ${lookupInsertCtes(10, "EXISTS (SELECT 1 FROM account)")}
-     SELECT EXISTS (SELECT 1 FROM reservation) AS reserved,
-            CASE WHEN $26::boolean THEN set_config('synchronous_commit', 'off', true) END AS deferred_flush`,
+     SELECT EXISTS (SELECT 1 FROM reservation) AS reserved`,
         values: [
           input.accountId,
           input.day,
@@ -195,7 +184,6 @@ export async function reserveWithLookup(
           JSON.stringify(input.unitPrices),
           input.expiresAt,
           ...lookupInsertValues(l),
-          l.status === "pending",
         ],
       });
       if (rows[0]?.reserved) return { ok: true as const, reservationId: input.reservationId };
