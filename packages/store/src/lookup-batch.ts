@@ -1,5 +1,5 @@
 import type { Sql } from "./db";
-import type { NewLookup } from "./lookups";
+import { storedRowRecord, type NewLookup } from "./lookups";
 import { testUsageRows } from "./usage";
 
 /** One daily_usage row's increments: a batch's usage summed per (account, key, day, check). */
@@ -46,18 +46,7 @@ function lookupsJson(lookups: readonly NewLookup[]): string {
       completed_at: l.completedAt,
       completes_at: l.completesAt,
       expires_at: l.expiresAt,
-      rows: l.rows.map((r) => ({
-        row_no: r.row_no,
-        kind: r.kind,
-        input_masked: r.input_masked,
-        e164: r.e164,
-        country: r.country,
-        number_status: r.number_status,
-        email: r.email,
-        email_status: r.email_status,
-        checks: r.checks,
-        pending_checks: r.checks.filter((c) => c.status === "pending").length,
-      })),
+      rows: l.rows.map(storedRowRecord),
     })),
   );
 }

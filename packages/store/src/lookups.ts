@@ -43,22 +43,25 @@ export type NewLookup = {
   rows: StoredRow[];
 };
 
+/** A stored row in the columns the lookup inserts' `jsonb_to_recordset` reads (one object literal shape). */
+export function storedRowRecord(r: StoredRow) {
+  return {
+    row_no: r.row_no,
+    kind: r.kind,
+    input_masked: r.input_masked,
+    e164: r.e164,
+    country: r.country,
+    number_status: r.number_status,
+    email: r.email,
+    email_status: r.email_status,
+    checks: r.checks,
+    pending_checks: r.checks.filter((c) => c.status === "pending").length,
+  };
+}
+
 /** A lookup's rows as the `jsonb_to_recordset` parameter of the lookup inserts. */
 function storedRowsJson(l: NewLookup): string {
-  return JSON.stringify(
-    l.rows.map((r) => ({
-      row_no: r.row_no,
-      kind: r.kind,
-      input_masked: r.input_masked,
-      e164: r.e164,
-      country: r.country,
-      number_status: r.number_status,
-      email: r.email,
-      email_status: r.email_status,
-      checks: r.checks,
-      pending_checks: r.checks.filter((c) => c.status === "pending").length,
-    })),
-  );
+  return JSON.stringify(l.rows.map(storedRowRecord));
 }
 
 /** The parameters of `lookupInsertCtes`, in its order (16 values). */
