@@ -19,17 +19,20 @@ export async function postLedgerTransaction(
   const sum = tx.lines.reduce((s, l) => s + l.amountMicros, 0n);
   if (sum !== 0n) throw new Error("ledger transaction does not balance");
   const id = newId("ledgerTransaction");
-  const inserted = await client.query(
-    `INSERT INTO ledger_transactions (id, account_id, kind, reference, reason) VALUES ($1, $2, $3, $4, $5)
+  // Named (parsed once per connection): a charge is posted by every settlement that charges.
+  const inserted = await client.query({
+    name: "ledger-insert-transaction",
+    text: `INSERT INTO ledger_transactions (id, account_id, kind, reference, reason) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (reference) DO NOTHING RETURNING id`,
-    [id, tx.accountId, tx.kind, tx.reference, tx.reason ?? null],
-  );
+    values: [id, tx.accountId, tx.kind, tx.reference, tx.reason ?? null],
+  });
   if (inserted.rowCount === 0) return false;
-  await client.query(
-    `INSERT INTO ledger_entries (transaction_id, account_id, book, amount_micros, check_code, livemode)
+  await client.query({
+    name: "ledger-insert-entries",
+    text: `INSERT INTO ledger_entries (transaction_id, account_id, book, amount_micros, check_code, livemode)
      SELECT $1, $2, book, amount, check_code, livemode
      FROM unnest($3::text[], $4::bigint[], $5::text[], $6::boolean[]) AS t(book, amount, check_code, livemode)`,
-    [
+    values: [
       id,
       tx.accountId,
       tx.lines.map((l) => l.book),
@@ -37,7 +40,7 @@ export async function postLedgerTransaction(
       tx.lines.map((l) => l.checkCode ?? null),
       tx.lines.map((l) => l.livemode ?? true),
     ],
-  );
+  });
   const balanceDelta = tx.lines.filter((l) => l.book === "balance").reduce((s, l) => s + l.amountMicros, 0n);
   // Callers that touch the account row anyway (settlement) apply the delta in their own final UPDATE.
   if (balanceDelta !== 0n && options.applyBalance !== false) {

@@ -39,52 +39,52 @@ export async function settleReservation(
   now: Date,
   options: { force?: boolean; rows?: { first: number; last: number } } = {},
 ): Promise<SettlementResult> {
-  const { rows: found } = await client.query<ReservationRow>(
-    `SELECT id, account_id, api_key_id, lookup_id, job_id, amount_micros, charged_micros, released_micros, status, unit_prices,
+  // Every statement here runs on each settlement (each live lookup, each chunk): they are
+  // named, so each connection parses and plans them once. Each name has one constant text.
+  const { rows: found } = await client.query<ReservationRow>({
+    name: "settle-reservation-lock",
+    text: `SELECT id, account_id, api_key_id, lookup_id, job_id, amount_micros, charged_micros, released_micros, status, unit_prices,
             to_char(day, 'YYYY-MM-DD') AS day, expires_at
      FROM reservations WHERE id = $1 FOR UPDATE`,
-    [reservationId],
-  );
+    values: [reservationId],
+  });
   const rsv = found[0];
   if (!rsv || rsv.status !== "open") return NOTHING;
 
   const parent = rsv.lookup_id
-    ? await client.query<{ finished: boolean }>(`SELECT status = 'completed' AS finished FROM lookups WHERE id = $1`, [rsv.lookup_id])
+    ? await client.query<{ finished: boolean }>({ name: "settle-lookup-finished", text: `SELECT status = 'completed' AS finished FROM lookups WHERE id = $1`, values: [rsv.lookup_id] })
     : // A cancelled job is finished only once its chunks in flight are done (they are billed).
-      await client.query<{ finished: boolean }>(`SELECT status IN ('completed', 'failed', 'cancelled') AND finished_at IS NOT NULL AS finished FROM jobs WHERE id = $1`, [rsv.job_id]);
+      await client.query<{ finished: boolean }>({
+        name: "settle-job-finished",
+        text: `SELECT status IN ('completed', 'failed', 'cancelled') AND finished_at IS NOT NULL AS finished FROM jobs WHERE id = $1`,
+        values: [rsv.job_id],
+      });
   const finished = parent.rows[0]?.finished ?? true; // parent gone (purged): nothing more will come
   const closing = finished || options.force === true || rsv.expires_at <= now;
   // A chunk's settlement looks at its rows only; the closing one looks at everything left.
   const range = closing || !options.rows ? null : options.rows;
 
-  // Rows whose stored checks cannot be read settle nothing; closing releases their money.
-  // Settling everything left (closing) asks Postgres for only the rows with a final
-  // check not settled yet: closing a large job whose chunks were settled then reads
-  // next to nothing, which matters as a job is settled in the transaction that
-  // finishes it. A chunk's rows are mostly unsettled: they are read as they are.
-  const unsettledOnly = range === null
-    ? `AND NOT EXISTS (SELECT 1 FROM settlements s WHERE s.reservation_id = $5 AND s.row_no = r.row_no AND s.check_code = c->>'service')`
-    : "";
+  // One text per shape (a lookup's or a job's rows; a range, or everything left), each
+  // named: a generic plan keeps the row range as an index condition only when the
+  // text has no `$n IS NULL OR` alternative.
+  const owner = rsv.lookup_id ? "lookup" : "job";
   const { rows: resultRows } = await client.query<{ row_no: number; row_status: IdentifierStatus | null; checks: CheckResult[] }>(
-    `SELECT r.row_no, COALESCE(r.number_status, r.email_status) AS row_status, r.checks
-     FROM result_rows r
-     WHERE (r.lookup_id = $1 OR r.job_id = $2)
-       AND ($3::int IS NULL OR r.row_no BETWEEN $3 AND $4)
-       AND jsonb_typeof(r.checks) = 'array'
-       AND EXISTS (SELECT 1 FROM jsonb_array_elements(r.checks) c WHERE c->>'status' <> 'pending' ${unsettledOnly})`,
-    [rsv.lookup_id, rsv.job_id, range?.first ?? null, range?.last ?? null, ...(range === null ? [rsv.id] : [])],
+    range === null
+      ? { name: `settle-rows-left-${owner}`, text: settlementRowsSql(owner, "left"), values: [rsv.lookup_id ?? rsv.job_id, rsv.id] }
+      : { name: `settle-rows-range-${owner}`, text: settlementRowsSql(owner, "range"), values: [rsv.lookup_id ?? rsv.job_id, range.first, range.last] },
   );
   // The settled checks of those rows only: a chunk's settlement must not read the whole job's settlements each time.
   const { rows: done } = range
-    ? await client.query<{ row_no: number; check_code: string }>(`SELECT row_no, check_code FROM settlements WHERE reservation_id = $1 AND row_no BETWEEN $2 AND $3`, [
-        rsv.id,
-        range.first,
-        range.last,
-      ])
-    : await client.query<{ row_no: number; check_code: string }>(`SELECT row_no, check_code FROM settlements WHERE reservation_id = $1 AND row_no = ANY($2::int[])`, [
-        rsv.id,
-        resultRows.map((r) => r.row_no),
-      ]);
+    ? await client.query<{ row_no: number; check_code: string }>({
+        name: "settle-done-range",
+        text: `SELECT row_no, check_code FROM settlements WHERE reservation_id = $1 AND row_no BETWEEN $2 AND $3`,
+        values: [rsv.id, range.first, range.last],
+      })
+    : await client.query<{ row_no: number; check_code: string }>({
+        name: "settle-done-rows",
+        text: `SELECT row_no, check_code FROM settlements WHERE reservation_id = $1 AND row_no = ANY($2::int[])`,
+        values: [rsv.id, resultRows.map((r) => r.row_no)],
+      });
   const settled = new Set(done.map((d) => `${d.row_no}|${d.check_code}`));
 
   const pairs: Pair[] = [];
@@ -99,11 +99,12 @@ export async function settleReservation(
   const charged = pairs.filter((p) => p.charged).reduce((s, p) => s + p.price, 0n);
   let released = pairs.filter((p) => !p.charged).reduce((s, p) => s + p.price, 0n);
   if (pairs.length > 0) {
-    await client.query(
-      `INSERT INTO settlements (reservation_id, row_no, check_code, outcome, amount_micros, created_at)
+    await client.query({
+      name: "settle-insert-settlements",
+      text: `INSERT INTO settlements (reservation_id, row_no, check_code, outcome, amount_micros, created_at)
        SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::bigint[], $6::timestamptz[])`,
-      [rsv.id, pairs.map((p) => p.rowNo), pairs.map((p) => p.check), pairs.map((p) => (p.charged ? "charged" : "released")), pairs.map((p) => p.price.toString()), pairs.map(() => now)],
-    );
+      values: [rsv.id, pairs.map((p) => p.rowNo), pairs.map((p) => p.check), pairs.map((p) => (p.charged ? "charged" : "released")), pairs.map((p) => p.price.toString()), pairs.map(() => now)],
+    });
   }
   if (charged > 0n) {
     const byCheck = new Map<string, bigint>();
@@ -120,31 +121,34 @@ export async function settleReservation(
   const remaining = rsv.amount_micros - rsv.charged_micros - rsv.released_micros - charged - released;
   const close = closing;
   if (close && remaining > 0n) released += remaining;
-  await client.query(
-    `UPDATE reservations SET charged_micros = charged_micros + $2, released_micros = released_micros + $3,
+  await client.query({
+    name: "settle-update-reservation",
+    text: `UPDATE reservations SET charged_micros = charged_micros + $2, released_micros = released_micros + $3,
             status = CASE WHEN $4 THEN 'closed' ELSE status END, closed_at = CASE WHEN $4 THEN $5 ELSE closed_at END
      WHERE id = $1`,
-    [rsv.id, charged.toString(), released.toString(), close, now],
-  );
-  await client.query(
-    `UPDATE api_keys SET day_spend_micros = CASE WHEN counter_day = $2::date THEN GREATEST(0, day_spend_micros - $3::bigint) ELSE day_spend_micros END
+    values: [rsv.id, charged.toString(), released.toString(), close, now],
+  });
+  await client.query({
+    name: "settle-update-key-spend",
+    text: `UPDATE api_keys SET day_spend_micros = CASE WHEN counter_day = $2::date THEN GREATEST(0, day_spend_micros - $3::bigint) ELSE day_spend_micros END
      WHERE id = $1 AND counter_day = $2::date`,
-    [rsv.api_key_id, rsv.day, released.toString()],
-  );
+    values: [rsv.api_key_id, rsv.day, released.toString()],
+  });
   await recordUsage(client, rsv, pairs);
 
   // Last, the account row (the one hot spot of a busy account), in one UPDATE:
   // charge the balance, stop holding what was settled, and stop counting released
   // money as today's spend. The row stays locked until COMMIT, so what it returns
   // is current: a balance.low crossing is noted (and its event recorded) once.
-  const { rows: accountRows } = await client.query<{ balance_micros: bigint; low_balance_threshold_micros: bigint | null; low_balance_notified_at: Date | null }>(
-    `UPDATE accounts SET balance_micros = balance_micros - $2::bigint,
+  const { rows: accountRows } = await client.query<{ balance_micros: bigint; low_balance_threshold_micros: bigint | null; low_balance_notified_at: Date | null }>({
+    name: "settle-update-account",
+    text: `UPDATE accounts SET balance_micros = balance_micros - $2::bigint,
             reserved_micros = reserved_micros - $2::bigint - $3::bigint,
             day_spend_micros = CASE WHEN counter_day = $4::date THEN GREATEST(0, day_spend_micros - $3::bigint) ELSE day_spend_micros END
      WHERE id = $1
      RETURNING balance_micros, low_balance_threshold_micros, low_balance_notified_at`,
-    [rsv.account_id, charged.toString(), released.toString(), rsv.day],
-  );
+    values: [rsv.account_id, charged.toString(), released.toString(), rsv.day],
+  });
   const account = accountRows[0];
   const eventIds: string[] = [];
   if (charged > 0n && account && account.low_balance_threshold_micros !== null && account.balance_micros < account.low_balance_threshold_micros && !account.low_balance_notified_at) {
@@ -163,6 +167,24 @@ export async function settleReservation(
   return { settledPairs: pairs.length, chargedMicros: charged, releasedMicros: released, closed: close, eventIds };
 }
 
+/**
+ * The result rows a settlement reads: rows with a final check, of a lookup or a job,
+ * either in a chunk's range (`$2`..`$3`; mostly unsettled, read as they are) or all
+ * of them with a final check not settled yet (`$2` the reservation): closing a large
+ * job whose chunks were settled then reads next to nothing, which matters as a job
+ * is settled in the transaction that finishes it. Rows whose stored checks cannot be
+ * read settle nothing; closing releases their money.
+ */
+function settlementRowsSql(owner: "lookup" | "job", shape: "range" | "left"): string {
+  const unsettled =
+    shape === "left" ? `AND NOT EXISTS (SELECT 1 FROM settlements s WHERE s.reservation_id = $2 AND s.row_no = r.row_no AND s.check_code = c->>'service')` : "";
+  return `SELECT r.row_no, COALESCE(r.number_status, r.email_status) AS row_status, r.checks
+     FROM result_rows r
+     WHERE r.${owner}_id = $1 ${shape === "range" ? "AND r.row_no BETWEEN $2 AND $3" : ""}
+       AND jsonb_typeof(r.checks) = 'array'
+       AND EXISTS (SELECT 1 FROM jsonb_array_elements(r.checks) c WHERE c->>'status' <> 'pending' ${unsettled})`;
+}
+
 /** Live usage per key, day and check: checks, conclusive, cached, billed units and cost. */
 async function recordUsage(client: pg.PoolClient, rsv: ReservationRow, pairs: Pair[]): Promise<void> {
   if (pairs.length === 0) return;
@@ -179,13 +201,14 @@ async function recordUsage(client: pg.PoolClient, rsv: ReservationRow, pairs: Pa
     byCheck.set(p.check, u);
   }
   const entries = [...byCheck.entries()];
-  await client.query(
-    `INSERT INTO daily_usage AS d (account_id, api_key_id, day, livemode, check_code, checks, conclusive, cached, billed_units, cost_micros)
+  await client.query({
+    name: "settle-record-usage",
+    text: `INSERT INTO daily_usage AS d (account_id, api_key_id, day, livemode, check_code, checks, conclusive, cached, billed_units, cost_micros)
      SELECT $1, $2, $3::date, true, * FROM unnest($4::text[], $5::int[], $6::int[], $7::int[], $8::int[], $9::bigint[])
      ON CONFLICT (account_id, api_key_id, day, livemode, check_code) DO UPDATE SET
        checks = d.checks + EXCLUDED.checks, conclusive = d.conclusive + EXCLUDED.conclusive, cached = d.cached + EXCLUDED.cached,
        billed_units = d.billed_units + EXCLUDED.billed_units, cost_micros = d.cost_micros + EXCLUDED.cost_micros`,
-    [
+    values: [
       rsv.account_id,
       rsv.api_key_id,
       rsv.day,
@@ -196,7 +219,7 @@ async function recordUsage(client: pg.PoolClient, rsv: ReservationRow, pairs: Pa
       entries.map(([, u]) => u.billed),
       entries.map(([, u]) => u.cost.toString()),
     ],
-  );
+  });
 }
 
 /**

@@ -13,7 +13,11 @@ const accountTurns = new KeyedSemaphore(3);
  * process killed mid-way leaves a rolled-back transaction and a job BullMQ re-runs.
  */
 export async function settle(ctx: WorkerContext, reservationId: string, range?: { first: number; last: number }): Promise<void> {
-  const { rows } = await ctx.store.pool.query<{ account_id: string }>(`SELECT account_id FROM reservations WHERE id = $1`, [reservationId]);
+  const { rows } = await ctx.store.pool.query<{ account_id: string }>({
+    name: "settle-reservation-account",
+    text: `SELECT account_id FROM reservations WHERE id = $1`,
+    values: [reservationId],
+  });
   const accountId = rows[0]?.account_id;
   if (!accountId) return;
   let result: Awaited<ReturnType<typeof settleReservation>>;
