@@ -44,16 +44,7 @@ export async function reserve(client: pg.PoolClient, r: ReserveInput & { reserva
        WHERE $10::boolean AND id = $5 AND (daily_spend_cap_micros IS NULL
               OR (CASE WHEN counter_day = $2::date THEN day_spend_micros ELSE 0 END) + $3::bigint <= daily_spend_cap_micros)
        RETURNING 1),
-     account AS (
-       UPDATE accounts SET reserved_micros = reserved_micros + $3::bigint,
-              counter_day = $2::date,
-              day_identifiers = (CASE WHEN counter_day = $2::date THEN day_identifiers ELSE 0 END) + $4::int,
-              day_spend_micros = (CASE WHEN counter_day = $2::date THEN day_spend_micros ELSE 0 END) + $3::bigint
-       WHERE id = $1 AND (NOT $10::boolean OR EXISTS (SELECT 1 FROM key))
-         AND balance_micros - reserved_micros >= $3::bigint
-         AND (daily_identifiers_cap IS NULL OR (CASE WHEN counter_day = $2::date THEN day_identifiers ELSE 0 END) + $4::int <= daily_identifiers_cap)
-         AND (daily_spend_cap_micros IS NULL OR (CASE WHEN counter_day = $2::date THEN day_spend_micros ELSE 0 END) + $3::bigint <= daily_spend_cap_micros)
-       RETURNING 1),
+     ${accountReservationCte("(NOT $10::boolean OR EXISTS (SELECT 1 FROM key))")},
      reservation AS (
        INSERT INTO reservations (id, account_id, api_key_id, lookup_id, job_id, amount_micros, unit_prices, day, expires_at)
        SELECT $6, $1, $5, $7, $8, $3::bigint, $9::jsonb, $2::date, $11 WHERE EXISTS (SELECT 1 FROM account)
@@ -65,6 +56,24 @@ export async function reserve(client: pg.PoolClient, r: ReserveInput & { reserva
   if (!row?.key_ok) return { ok: false, reason: "key_daily_spend_cap" };
   if (!row.reserved) return { ok: false, reason: await whyRefused(client, r) };
   return { ok: true, reservationId };
+}
+
+/**
+ * The CTE `account` of both reservation statements: the account's reserved money and
+ * day counters grow by the reservation, only when its balance and daily caps allow it
+ * and `when` holds. Parameters: $1 account, $2 day, $3 amount (micros), $4 identifiers.
+ */
+function accountReservationCte(when = "TRUE"): string {
+  return `account AS (
+       UPDATE accounts SET reserved_micros = reserved_micros + $3::bigint,
+              counter_day = $2::date,
+              day_identifiers = (CASE WHEN counter_day = $2::date THEN day_identifiers ELSE 0 END) + $4::int,
+              day_spend_micros = (CASE WHEN counter_day = $2::date THEN day_spend_micros ELSE 0 END) + $3::bigint
+       WHERE id = $1 AND ${when}
+         AND balance_micros - reserved_micros >= $3::bigint
+         AND (daily_identifiers_cap IS NULL OR (CASE WHEN counter_day = $2::date THEN day_identifiers ELSE 0 END) + $4::int <= daily_identifiers_cap)
+         AND (daily_spend_cap_micros IS NULL OR (CASE WHEN counter_day = $2::date THEN day_spend_micros ELSE 0 END) + $3::bigint <= daily_spend_cap_micros)
+       RETURNING 1)`;
 }
 
 /** Which condition refused a reservation (caps are reported before the balance). */
@@ -157,16 +166,7 @@ export async function reserveWithLookup(
     return await turns.run(input.accountId, async () => {
       const { rows } = await client.query<{ reserved: boolean }>({
         name: "reserve-with-lookup",
-        text: `WITH account AS (
-       UPDATE accounts SET reserved_micros = reserved_micros + $3::bigint,
-              counter_day = $2::date,
-              day_identifiers = (CASE WHEN counter_day = $2::date THEN day_identifiers ELSE 0 END) + $4::int,
-              day_spend_micros = (CASE WHEN counter_day = $2::date THEN day_spend_micros ELSE 0 END) + $3::bigint
-       WHERE id = $1
-         AND balance_micros - reserved_micros >= $3::bigint
-         AND (daily_identifiers_cap IS NULL OR (CASE WHEN counter_day = $2::date THEN day_identifiers ELSE 0 END) + $4::int <= daily_identifiers_cap)
-         AND (daily_spend_cap_micros IS NULL OR (CASE WHEN counter_day = $2::date THEN day_spend_micros ELSE 0 END) + $3::bigint <= daily_spend_cap_micros)
-       RETURNING 1),
+        text: `WITH ${accountReservationCte()},
      reservation AS (
        INSERT INTO reservations (id, account_id, api_key_id, lookup_id, job_id, amount_micros, unit_prices, day, expires_at)
        SELECT $6, $1, $5, $7, NULL, $3::bigint, $8::jsonb, $2::date, $9::timestamptz WHERE EXISTS (SELECT 1 FROM account)
