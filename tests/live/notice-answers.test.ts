@@ -60,6 +60,15 @@ describe("a waited live lookup answered from its completion notice", () => {
     expect(created.text).toBe(await readBackText(gw, k.key, created));
   });
 
+  it("answers a lookup with nothing to ask a source at once, with what a later read gives", async () => {
+    // Every row invalid: stored completed, nothing enqueued to a worker, answered from
+    // what it stored (the check objects' key order is the request's, not jsonb's).
+    const created = await gw.http().post("/v1/lookup").set(bearer(k.key)).send({ numbers: ["12", "+999"], checks: ["whatsapp"], wait: 10 });
+    expect(created.status).toBe(200);
+    expect(created.body.status).toBe("completed");
+    expect(created.body).toEqual(JSON.parse(await readBackText(gw, k.key, created)));
+  });
+
   it("answers without reading the lookup back: 200 while the gateway cannot reach Postgres", async () => {
     // The worker waits at the vendor while this test holds every connection of the
     // gateway's pool; a read-back would wait for one and fail after the pool's 5 s.

@@ -43,6 +43,26 @@ export type NewLookup = {
   rows: StoredRow[];
 };
 
+/** The record a read of a just-stored lookup gives (before anything answers or announces it). */
+export function lookupRecordOf(l: NewLookup): LookupRecord {
+  return {
+    id: l.id,
+    account_id: l.accountId,
+    api_key_id: l.apiKeyId,
+    livemode: l.livemode,
+    status: l.status,
+    checks: l.checks,
+    row_count: l.rows.length,
+    checks_total: l.checksTotal,
+    webhook_endpoint_id: l.webhookEndpointId,
+    completes_at: l.completesAt,
+    announced_pending: false,
+    created_at: l.createdAt,
+    completed_at: l.completedAt,
+    expires_at: l.expiresAt,
+  };
+}
+
 /** A stored row in the columns the lookup inserts' `jsonb_to_recordset` reads (one object literal shape). */
 export function storedRowRecord(r: StoredRow) {
   return {

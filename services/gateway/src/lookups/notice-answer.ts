@@ -1,6 +1,6 @@
 import type { CheckResult } from "@svc/domain";
 import { readLookupAnswer } from "@svc/queues";
-import type { NewLookup, StoredRow } from "@svc/store";
+import { lookupRecordOf, type NewLookup, type StoredRow } from "@svc/store";
 import type { LoadedLookup } from "./await-lookup";
 
 /**
@@ -21,23 +21,5 @@ export function lookupFromNotice(stored: NewLookup, text: string, now: Date): Lo
     if (answered?.row_no !== row.row_no) return null;
     rows.push({ ...row, checks: answered.checks as CheckResult[] });
   }
-  return {
-    lookup: {
-      id: stored.id,
-      account_id: stored.accountId,
-      api_key_id: stored.apiKeyId,
-      livemode: stored.livemode,
-      status: "completed",
-      checks: stored.checks,
-      row_count: stored.rows.length,
-      checks_total: stored.checksTotal,
-      webhook_endpoint_id: stored.webhookEndpointId,
-      completes_at: stored.completesAt,
-      announced_pending: false,
-      created_at: stored.createdAt,
-      completed_at: completedAt,
-      expires_at: stored.expiresAt,
-    },
-    rows,
-  };
+  return { lookup: { ...lookupRecordOf(stored), status: "completed", completed_at: completedAt }, rows };
 }

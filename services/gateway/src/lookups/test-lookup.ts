@@ -1,6 +1,6 @@
 import { ApiError, LIMITS } from "@svc/contract";
 import { answerTestRows, newId, type PreparedRow } from "@svc/domain";
-import { insertLookup, type LookupRecord, type NewLookup } from "@svc/store";
+import { insertLookup, lookupRecordOf, type NewLookup } from "@svc/store";
 import type { Request, Response } from "express";
 import type { Caller, Deps, Reply } from "../context";
 import type { IdentifierBody, Plan } from "../requests/plan";
@@ -30,42 +30,26 @@ export async function createTestLookup(deps: Deps, req: Request, res: Response, 
   }
   const id = newId("lookup");
   const pending = answered.pendingSeconds > 0;
-  const lookup: LookupRecord = {
+  const stored: NewLookup = {
     id,
-    account_id: caller.accountId,
-    api_key_id: caller.keyId,
+    accountId: caller.accountId,
+    apiKeyId: caller.keyId,
     livemode: false,
     status: pending ? "pending" : "completed",
     checks: plan.checks,
-    row_count: plan.rows.length,
-    checks_total: plan.checksTotal,
-    webhook_endpoint_id: plan.webhookEndpointId,
-    completes_at: pending ? new Date(now.getTime() + answered.pendingSeconds * 1000) : null,
-    announced_pending: false,
-    created_at: now,
-    completed_at: pending ? null : now,
-    expires_at: new Date(now.getTime() + caller.retentionDays * 86_400_000),
-  };
-  const stored: NewLookup = {
-    id,
-    accountId: lookup.account_id,
-    apiKeyId: lookup.api_key_id,
-    livemode: false,
-    status: lookup.status,
-    checks: lookup.checks,
-    checksTotal: lookup.checks_total,
-    webhookEndpointId: lookup.webhook_endpoint_id,
+    checksTotal: plan.checksTotal,
+    webhookEndpointId: plan.webhookEndpointId,
     requestId: req.id,
     createdAt: now,
-    completedAt: lookup.completed_at,
-    completesAt: lookup.completes_at,
-    expiresAt: lookup.expires_at,
+    completedAt: pending ? null : now,
+    completesAt: pending ? new Date(now.getTime() + answered.pendingSeconds * 1000) : null,
+    expiresAt: new Date(now.getTime() + caller.retentionDays * 86_400_000),
     rows: answered.rows.map(storedRow),
     // Usage counts final answers; a pending test value's are known already (deterministic).
     usage: testUsage(plan.checks, pending ? answerTestRows(plan.rows, plan.checks, now, true).rows : answered.rows, now),
   };
   await storeTestResource(deps, req, id, (client) => insertLookup(client, stored), () => deps.testLookups.add(stored));
-  if (!pending) return { status: 200, body: presentLookup(lookup, answered.rows, deps.config.publicBaseUrl) };
+  if (!pending) return { status: 200, body: presentLookup(lookupRecordOf(stored), answered.rows, deps.config.publicBaseUrl) };
 
   // Completion on schedule even if nobody polls (lookup.completed must still go out).
   await deps.producer
