@@ -6,7 +6,10 @@
 // JSON on stdout (and in --out FILE, for the bench scripts' --ceilings FILE), a table on stderr.
 //
 //   flock /tmp/bench.lock node bench/ceiling.mjs [--duration 10] [--only http,insert,redis,parse,read]
-//       [--processes N] [--pool-size N] [--intake-threads N] [--pgbench] [--out bench/results/ceilings.json]
+//       [--processes N] [--pool-size N] [--intake-threads N] [--pgbench] [--express] [--out bench/results/ceilings.json]
+//
+// --express adds the least an Express gateway can do per test lookup (a minimal Express
+// cluster storing one group-committed row per request; bench/lib/ceilings.mjs).
 //
 // Defaults follow the gateway: WEB_CONCURRENCY (else one per core, at most 4, as `npm
 // run up`), DATABASE_POOL_SIZE and INTAKE_THREADS (else the gateway's config defaults).
@@ -27,6 +30,7 @@ const { values } = parseArgs({
     "pool-size": { type: "string" },
     "intake-threads": { type: "string" },
     pgbench: { type: "boolean", default: false },
+    express: { type: "boolean", default: false },
     out: { type: "string", default: "" },
     "database-url": { type: "string", default: process.env.CEILING_DATABASE_URL ?? DEFAULT_CEILING_DATABASE_URL },
   },
@@ -34,6 +38,7 @@ const { values } = parseArgs({
 
 const names = values.only.split(",").map((s) => s.trim()).filter(Boolean);
 if (values.pgbench && !names.includes("pgbench")) names.push("pgbench");
+if (values.express && !names.includes("express")) names.push("express");
 const num = (v) => (v === undefined ? undefined : Number(v));
 const ceilings = await measureCeilings(names, {
   processes: num(values.processes),
@@ -59,6 +64,7 @@ const BOUNDS = {
   parse: "50,000-row test job, estimates",
   read: "downloads",
   pgbench: "(comparison with the issue's figure)",
+  express: "test-mode lookups/s under the fixed shape (an Express gateway, one insert each)",
 };
 for (const name of names) process.stderr.write(`| ${name} | ${headline(ceilings, name)} | ${BOUNDS[name] ?? ""} |\n`);
 console.log(JSON.stringify(ceilings, null, 2));

@@ -27,15 +27,16 @@
 //
 // Needs the local Postgres and Redis. Uses its own database (created and migrated
 // when missing; --database-url) and Redis prefixes, and generates its secrets.
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
+import { cpuSeconds, ensureMigratedDatabase } from "./lib/setup.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(import.meta.url);
@@ -69,18 +70,6 @@ const median = (xs) => {
 };
 const round3 = (x) => Math.round(x * 1000) / 1000;
 
-/** The bench database: created and migrated when missing (same schema before and after issue 12). */
-async function ensureDatabase() {
-  const url = new URL(DATABASE_URL);
-  const name = url.pathname.slice(1);
-  const admin = new pg.Client({ connectionString: Object.assign(new URL(DATABASE_URL), { pathname: "/postgres" }).toString() });
-  await admin.connect();
-  const { rowCount } = await admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
-  if (rowCount === 0) await admin.query(`CREATE DATABASE "${name.replace(/"/g, "")}"`);
-  await admin.end();
-  const r = spawnSync(process.execPath, [path.join(ROOT, "scripts/prisma.mjs"), "migrate", "deploy"], { env: { ...process.env, DATABASE_URL }, stdio: ["ignore", "ignore", "inherit"] });
-  if (r.status !== 0) throw new Error("migrate deploy failed");
-}
 
 const secrets = {
   KEY_HASH_SECRET: randomBytes(32).toString("hex"),
@@ -180,27 +169,6 @@ async function startGateway(config) {
   };
 }
 
-/** CPU seconds (user + system) used so far by `pid` and its child processes (Linux /proc). */
-function cpuSeconds(pid) {
-  const tick = 100; // USER_HZ
-  const read = (p) => {
-    try {
-      const stat = readFileSync(`/proc/${p}/stat`, "utf8");
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      return { ppid: Number(f[1]), cpu: (Number(f[11]) + Number(f[12])) / tick };
-    } catch {
-      return null;
-    }
-  };
-  let total = read(pid)?.cpu ?? 0;
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    const s = read(name);
-    if (s && s.ppid === pid) total += s.cpu;
-  }
-  return total;
-}
-
 /** GET /metrics every second, as a (very eager) Prometheus would. */
 function startScraper() {
   const stats = { scrapes: 0, failures: 0, bytes: 0 };
@@ -268,7 +236,7 @@ async function measure(config, keys) {
   }
 }
 
-await ensureDatabase();
+await ensureMigratedDatabase(DATABASE_URL, ROOT); // the same schema before and after issue 12
 const keys = await makeKeys(Number(values.keys));
 const receiver = await startOtlpReceiver();
 const order = ["pre12", "metrics", "tracing"];

@@ -20,9 +20,9 @@
 //   plain    tracing off: `--sequential` lookups one at a time (round trip p50/p99),
 //            then `--rate` lookups/s for `--rate-duration` s (p99; autocannon, paced),
 //            then 10-number lookups flat out for `--wide-duration` s (checks/s; 32 connections).
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { createServer, request } from "node:http";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -30,6 +30,7 @@ import { parseArgs } from "node:util";
 import { gunzipSync } from "node:zlib";
 import autocannon from "autocannon";
 import { ensureDotEnv, ROOT } from "../scripts/lib.mjs";
+import { cpuSeconds, ensureMigratedDatabase } from "./lib/setup.mjs";
 
 ensureDotEnv();
 const require = createRequire(import.meta.url);
@@ -53,18 +54,7 @@ const { values } = parseArgs({
 });
 // Its own database, created and migrated when missing; every fleet gets it.
 process.env.DATABASE_URL = values["database-url"];
-{
-  const pg = require("pg");
-  const url = new URL(values["database-url"]);
-  const name = url.pathname.slice(1);
-  const admin = new pg.Client({ connectionString: Object.assign(new URL(url), { pathname: "/postgres" }).toString() });
-  await admin.connect();
-  const { rowCount } = await admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
-  if (rowCount === 0) await admin.query(`CREATE DATABASE "${name.replace(/"/g, "")}"`);
-  await admin.end();
-  const r = spawnSync(process.execPath, [path.join(ROOT, "scripts/prisma.mjs"), "migrate", "deploy"], { env: process.env, stdio: ["ignore", "ignore", "inherit"] });
-  if (r.status !== 0) throw new Error("migrate deploy failed");
-}
+await ensureMigratedDatabase(values["database-url"], ROOT);
 const builds = values.builds.split(",").map((b) => path.resolve(ROOT, b));
 const port = Number(values.port);
 
@@ -241,25 +231,6 @@ const pct = (xs, p) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 };
 
-// ---- CPU time (user + system, ms) of a process and its children, from /proc ----
-function procStat(pid) {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const f = text.slice(text.lastIndexOf(")") + 2).split(" ");
-    return { ppid: Number(f[1]), ms: ((Number(f[11]) + Number(f[12])) * 1000) / 100 };
-  } catch {
-    return null;
-  }
-}
-function cpuMs(rootPid) {
-  let total = procStat(rootPid)?.ms ?? 0;
-  for (const d of readdirSync("/proc")) {
-    if (!/^[0-9]+$/.test(d)) continue;
-    const st = procStat(Number(d));
-    if (st && st.ppid === rootPid) total += st.ms;
-  }
-  return total;
-}
 
 // ---- fleet ----
 const live = [];
@@ -322,7 +293,7 @@ async function startFleet(root, traced, receiverPort) {
   }
   return {
     /** CPU ms used so far by each service (the simulator too), children included. */
-    cpu: () => Object.fromEntries(children.map((c, i) => [["simulator", "gateway", "check-worker", "billing-ledger"][i], cpuMs(c.pid)])),
+    cpu: () => Object.fromEntries(children.map((c, i) => [["simulator", "gateway", "check-worker", "billing-ledger"][i], cpuSeconds(c.pid) * 1000])),
     async stop() {
       await Promise.all(
         children.map(

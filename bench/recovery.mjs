@@ -104,13 +104,16 @@ async function admin(sql) {
   }
 }
 
+/** Every key of the prefix: `<prefix>:*` and the hash-tagged `{<prefix>:*` (the queues, packages/queues/src/keys.ts). */
 async function deleteKeysUnder(redis, keyPrefix) {
-  let cursor = "0";
-  do {
-    const [next, keys] = await redis.scan(cursor, "MATCH", `${keyPrefix}:*`, "COUNT", 1000);
-    cursor = next;
-    if (keys.length) await redis.unlink(...keys);
-  } while (cursor !== "0");
+  for (const pattern of [`${keyPrefix}:*`, `{${keyPrefix}:*`]) {
+    let cursor = "0";
+    do {
+      const [next, keys] = await redis.scan(cursor, "MATCH", pattern, "COUNT", 1000);
+      cursor = next;
+      if (keys.length) await redis.unlink(...keys);
+    } while (cursor !== "0");
+  }
 }
 
 const numbers = (n) => Array.from({ length: n }, (_, i) => `+1212${String(2_000_000 + ((i * 7 + 5) % 7_999_999)).padStart(7, "0")}`);
@@ -137,7 +140,8 @@ try {
   await insertApiKey(store.pool, { accountId, mode: "live", keyHash: hashApiKey(env.KEY_HASH_SECRET, key), hint: keyHint(key), scopes: [...DEFAULT_SCOPES], allowIps: [], dailySpendCapMicros: null, expiresAt: null });
   await store.close();
   // The gateway serves live checks only once a worker has advertised their routes.
-  while (!(await redis.get(`${prefix}:routes:whatsapp`))) await sleep(100);
+  // routesKey (packages/sources/src/breaker.ts): hash-tagged with the routes and breakers' slot.
+  while (!(await redis.get(`{${prefix}:sources}:routes:whatsapp`))) await sleep(100);
 
   const res = await fetch(`${base}/v1/jobs`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ numbers: numbers(N), checks: ["whatsapp"] }) });
   const job = await res.json();

@@ -33,6 +33,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { ensureDotEnv } from "../scripts/lib.mjs";
 import { gatewaySettings, headline, markdownTable, ROOT } from "./lib/ceilings.mjs";
+import { ensureMigratedDatabase } from "./lib/setup.mjs";
 
 const STEPS = ["lookup", "live", "jobs", "webhooks", "reservations"];
 const { values } = parseArgs({
@@ -66,17 +67,6 @@ for (const signal of ["SIGINT", "SIGTERM"]) {
   });
 }
 
-/** The bench database: created and migrated when missing. */
-function ensureDatabase() {
-  const url = new URL(values["database-url"]);
-  const name = url.pathname.slice(1);
-  const admin = Object.assign(new URL(values["database-url"]), { pathname: "/postgres" }).toString();
-  const exists = spawnSync("psql", [admin, "-Atc", `SELECT 1 FROM pg_database WHERE datname = '${name.replace(/'/g, "")}'`], { encoding: "utf8" });
-  if (exists.status !== 0) throw new Error(`psql failed: ${exists.stderr}`);
-  if (exists.stdout.trim() !== "1") spawnSync("psql", [admin, "-c", `CREATE DATABASE "${name.replace(/"/g, "")}"`], { stdio: "inherit" });
-  const r = spawnSync(process.execPath, [path.join(ROOT, "scripts/prisma.mjs"), "migrate", "deploy"], { env, stdio: ["ignore", "ignore", "inherit"] });
-  if (r.status !== 0) throw new Error("migrate deploy failed");
-}
 
 /** Runs a bench script; its stdout is one JSON object, its stderr passes through. */
 function runScript(name, args) {
@@ -123,7 +113,7 @@ async function startGateway(port) {
 
 const t0 = Date.now();
 const loadStart = os.loadavg();
-ensureDatabase();
+await ensureMigratedDatabase(values["database-url"], ROOT); // the bench database, created and migrated when missing
 let ceilings = null;
 let withCeilings = [];
 if (values["shared-ceilings"]) {

@@ -25,19 +25,22 @@
 //   flock /tmp/bench.lock node bench/test-mode.mjs --base /tmp/base [--current .] [--cycles 3]
 //        [--duration 10] [--warmup 3] [--connections 16] [--processes 2] [--rows 50000] [--skip-lookups] [--skip-jobs]
 //        [--cpu-prof DIR]   (node --cpu-prof of every gateway process and thread, under DIR/<build>/)
+//        [--express-ceiling]   (also bench/lib/ceilings.mjs's express ceiling each cycle: a minimal Express
+//                               cluster storing one group-committed row per request; lookups over it)
 //        [--database-per-build]   (each build on its own database, <database>_<build>, migrated with
 //                                  that build's own migrations: for a change to the schema)
 //
 // Needs the local Postgres and Redis; uses its own database (created and migrated when missing).
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { jobNumbers, measureInsert, measureParse } from "./lib/ceilings.mjs";
+import { jobNumbers, measureExpressInsert, measureInsert, measureParse } from "./lib/ceilings.mjs";
+import { cpuSeconds, ensureMigratedDatabase } from "./lib/setup.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(import.meta.url);
@@ -60,6 +63,7 @@ const { values } = parseArgs({
     "skip-lookups": { type: "boolean", default: false },
     "skip-jobs": { type: "boolean", default: false },
     "database-per-build": { type: "boolean", default: false },
+    "express-ceiling": { type: "boolean", default: false },
     // Profiles of every gateway process and thread (node --cpu-prof) under DIR/<build>/.
     "cpu-prof": { type: "string" },
     "database-url": { type: "string", default: "postgresql://postgres@127.0.0.1:5432/svc_bench_test_mode" },
@@ -84,17 +88,6 @@ const PORT = Number(values.port);
 const databaseOf = (build) => (values["database-per-build"] ? Object.assign(new URL(DATABASE_URL), { pathname: `${new URL(DATABASE_URL).pathname}_${build}` }).toString() : DATABASE_URL);
 const DATABASES = values["database-per-build"] ? ["base", "current"].map((b) => ({ url: databaseOf(b), root: b === "base" ? values.base : values.current })) : [{ url: DATABASE_URL, root: ROOT }];
 
-async function ensureDatabase(databaseUrl, root) {
-  const url = new URL(databaseUrl);
-  const name = url.pathname.slice(1);
-  const admin = new pg.Client({ connectionString: Object.assign(new URL(databaseUrl), { pathname: "/postgres" }).toString() });
-  await admin.connect();
-  const { rowCount } = await admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
-  if (rowCount === 0) await admin.query(`CREATE DATABASE "${name.replace(/"/g, "")}"`);
-  await admin.end();
-  const r = spawnSync(process.execPath, [path.join(root, "scripts/prisma.mjs"), "migrate", "deploy"], { cwd: root, env: { ...process.env, DATABASE_URL: databaseUrl }, stdio: ["ignore", "ignore", "inherit"] });
-  if (r.status !== 0) throw new Error("migrate deploy failed");
-}
 
 const secrets = {
   KEY_HASH_SECRET: randomBytes(32).toString("hex"),
@@ -124,26 +117,6 @@ for (const signal of ["SIGINT", "SIGTERM"]) {
     for (const c of children) c.kill("SIGTERM");
     process.exit(130);
   });
-}
-
-/** CPU seconds (user + system) used so far by `pid` and its child processes (Linux /proc). */
-function cpuSeconds(pid) {
-  const read = (p) => {
-    try {
-      const stat = readFileSync(`/proc/${p}/stat`, "utf8");
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      return { ppid: Number(f[1]), cpu: (Number(f[11]) + Number(f[12])) / 100 };
-    } catch {
-      return null;
-    }
-  };
-  let total = read(pid)?.cpu ?? 0;
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    const s = read(name);
-    if (s && s.ppid === pid) total += s.cpu;
-  }
-  return total;
 }
 
 async function startGateway(build, processes) {
@@ -248,7 +221,7 @@ async function jobRun(build, key) {
   }
 }
 
-for (const { url, root } of DATABASES) await ensureDatabase(url, root);
+for (const { url, root } of DATABASES) await ensureMigratedDatabase(url, root);
 const keys = values["skip-lookups"] ? [] : await makeKeys(Number(values.keys), "bench-test-mode");
 const [jobKey] = values["skip-jobs"] ? [] : await makeKeys(1, "bench-test-mode-jobs");
 const order = Object.keys(BUILDS);
@@ -258,10 +231,14 @@ for (let c = 0; c < Number(values.cycles); c += 1) {
   const builds = order.map((_, i) => order[(i + c) % order.length]);
   if (!values["skip-lookups"]) {
     cycle.insert_ceiling = await insertCeiling();
+    if (values["express-ceiling"]) {
+      const e = await measureExpressInsert({ processes: Number(values.processes), poolSize: POOL_SIZE, connections: Number(values.connections), duration: Number(values.duration), warmup: Number(values.warmup) });
+      cycle.express_ceiling = { per_s: e.req_per_s, p99_ms: e.latency_ms.p99, over_insert_ceiling: round3(e.req_per_s / cycle.insert_ceiling.per_s) };
+    }
     cycle.lookups = {};
     for (const b of builds) {
       const r = await lookupRun(b, keys);
-      cycle.lookups[b] = { ...r, over_insert_ceiling: round3(r.req_per_s / cycle.insert_ceiling.per_s) };
+      cycle.lookups[b] = { ...r, over_insert_ceiling: round3(r.req_per_s / cycle.insert_ceiling.per_s), ...(cycle.express_ceiling ? { over_express_ceiling: round3(r.req_per_s / cycle.express_ceiling.per_s) } : {}) };
     }
     cycle.lookups.current_over_base = {
       req_per_s: round3(cycle.lookups.current.req_per_s / cycle.lookups.base.req_per_s),
@@ -290,8 +267,10 @@ const summary = { command: `node bench/test-mode.mjs ${process.argv.slice(2).joi
 if (!values["skip-lookups"]) {
   summary.median.lookups = {
     insert_ceiling_per_s: med((c) => c.insert_ceiling.per_s),
+    express_ceiling_per_s: med((c) => c.express_ceiling?.per_s),
+    express_ceiling_over_insert_ceiling: med((c) => c.express_ceiling?.over_insert_ceiling),
     ...Object.fromEntries(
-      order.map((b) => [b, { req_per_s: med((c) => c.lookups[b].req_per_s), p99_ms: med((c) => c.lookups[b].p99_ms), cpu_ms_per_1k: med((c) => c.lookups[b].cpu_ms_per_1k), over_insert_ceiling: med((c) => c.lookups[b].over_insert_ceiling) }]),
+      order.map((b) => [b, { req_per_s: med((c) => c.lookups[b].req_per_s), p99_ms: med((c) => c.lookups[b].p99_ms), cpu_ms_per_1k: med((c) => c.lookups[b].cpu_ms_per_1k), over_insert_ceiling: med((c) => c.lookups[b].over_insert_ceiling), over_express_ceiling: med((c) => c.lookups[b].over_express_ceiling) }]),
     ),
     current_over_base: { req_per_s: med((c) => c.lookups.current_over_base.req_per_s), p99: med((c) => c.lookups.current_over_base.p99), cpu_per_request: med((c) => c.lookups.current_over_base.cpu_per_request) },
   };

@@ -27,7 +27,7 @@ import { CEILING_OPTIONS, ceilingsFor, printRatios, ratioRow } from "./lib/ceili
 ensureDotEnv();
 const require = createRequire(import.meta.url);
 const { createStore, createAccount, createEndpoint, withTransaction } = require(path.join(ROOT, "packages/store/dist/index.js"));
-const { newId } = require(path.join(ROOT, "packages/domain/dist/index.js"));
+const { idMonth, newId } = require(path.join(ROOT, "packages/domain/dist/index.js"));
 const { Producer, createRedis, announceEvents } = require(path.join(ROOT, "packages/queues/dist/index.js"));
 const { dataKey, encryptSecret, newSigningSecret } = require(path.join(ROOT, "packages/webhooks/dist/index.js"));
 const { createTestCertificates } = require(path.join(ROOT, "packages/webhooks/dist/testing/test-ca.js"));
@@ -95,9 +95,9 @@ async function recordBatch(n) {
   const ids = Array.from({ length: n }, () => newId("event"));
   const targets = ids.map(() => endpoints[(seq += 1) % endpoints.length].id);
   await store.pool.query(
-    `INSERT INTO events (id, account_id, livemode, type, data, endpoint_id, created_at)
-     SELECT id, $2, true, 'lookup.completed', $3, endpoint_id, clock_timestamp() FROM unnest($1::text[], $4::text[]) AS t(id, endpoint_id)`,
-    [ids, accountId, JSON.stringify(DATA), targets],
+    `INSERT INTO events (id, account_id, livemode, type, data, endpoint_id, created_at, id_month)
+     SELECT id, $2, true, 'lookup.completed', $3, endpoint_id, clock_timestamp(), m::date FROM unnest($1::text[], $4::text[], $5::text[]) AS t(id, endpoint_id, m)`,
+    [ids, accountId, JSON.stringify(DATA), targets, ids.map(idMonth)],
   );
   await announceEvents(producer, ids);
   return ids;

@@ -9,6 +9,11 @@
 //                                             CEILING_POOL_SIZE (the gateway's DATABASE_POOL_SIZE) with
 //                                             as many concurrent single-row JSONB inserts; counts the
 //                                             inserts that finish inside [START_AT + WARMUP_MS, + DURATION_MS)
+//   node bench/lib/ceiling-child.mjs express   the least an Express gateway can do per test lookup: a cluster of
+//                                             CEILING_PROCESSES processes, express.json(), and one row per request
+//                                             group-committed into the scratch table (a pg.Pool of CEILING_POOL_SIZE,
+//                                             at most 2 batches of at most 64 in flight, as the gateway's test
+//                                             lookups); prints {"port":N} once every process listens
 import cluster from "node:cluster";
 import { createServer } from "node:http";
 import { createRequire } from "node:module";
@@ -17,22 +22,13 @@ import { performance } from "node:perf_hooks";
 const require = createRequire(import.meta.url);
 const mode = process.argv[2];
 
-if (mode === "http") {
+/**
+ * Runs `serve()` (an http.Server, not listening yet) in CEILING_PROCESSES processes on one
+ * port (a cluster when more than one, as the gateway's WEB_CONCURRENCY) and prints
+ * {"port":N} once every process listens.
+ */
+function serveOnProcesses(serve) {
   const processes = Number(process.env.CEILING_PROCESSES ?? 1);
-  const ANSWER = JSON.stringify({ object: "lookup", id: "lkp_ceiling000000000000", status: "completed", livemode: false, results: [{ number: "+12125550123", valid: true, checks: [] }] });
-  const serve = () => {
-    const server = createServer((req, res) => {
-      const chunks = [];
-      req.on("data", (d) => chunks.push(d));
-      req.on("end", () => {
-        if (chunks.length > 0) JSON.parse(Buffer.concat(chunks).toString("utf8")); // read the request as a JSON API would
-        res.writeHead(200, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(ANSWER) });
-        res.end(ANSWER);
-      });
-    });
-    server.keepAliveTimeout = 65_000;
-    return server;
-  };
   if (processes <= 1) {
     const server = serve().listen(0, "127.0.0.1", () => process.stdout.write(`${JSON.stringify({ port: server.address().port })}\n`));
   } else if (cluster.isPrimary) {
@@ -51,6 +47,23 @@ if (mode === "http") {
   } else {
     const server = serve().listen(0, "127.0.0.1", () => process.send({ port: server.address().port }));
   }
+}
+
+if (mode === "http") {
+  const ANSWER = JSON.stringify({ object: "lookup", id: "lkp_ceiling000000000000", status: "completed", livemode: false, results: [{ number: "+12125550123", valid: true, checks: [] }] });
+  serveOnProcesses(() => {
+    const server = createServer((req, res) => {
+      const chunks = [];
+      req.on("data", (d) => chunks.push(d));
+      req.on("end", () => {
+        if (chunks.length > 0) JSON.parse(Buffer.concat(chunks).toString("utf8")); // read the request as a JSON API would
+        res.writeHead(200, { "content-type": "application/json; charset=utf-8", "content-length": Buffer.byteLength(ANSWER) });
+        res.end(ANSWER);
+      });
+    });
+    server.keepAliveTimeout = 65_000;
+    return server;
+  });
 } else if (mode === "insert") {
   const pg = require("pg");
   const poolSize = Number(process.env.CEILING_POOL_SIZE ?? 10);
@@ -81,6 +94,45 @@ if (mode === "http") {
   await Promise.all(Array.from({ length: poolSize }, loop));
   await pool.end();
   process.stdout.write(`${JSON.stringify({ count, latencies })}\n`);
+} else if (mode === "express") {
+  serveOnProcesses(() => {
+    const express = require("express");
+    const pg = require("pg");
+    const pool = new pg.Pool({ connectionString: process.env.CEILING_DATABASE_URL, max: Number(process.env.CEILING_POOL_SIZE ?? 10), application_name: "bench-ceiling" });
+    pool.on("error", () => undefined);
+    // Group commit as services/gateway/src/lookups/test-batch.ts: the first write goes out alone,
+    // later ones wait for one of 2 slots and leave together (at most 64).
+    const queue = [];
+    let inFlight = 0;
+    const pump = () => {
+      while (inFlight < 2 && queue.length > 0) {
+        const batch = queue.splice(0, 64);
+        inFlight += 1;
+        pool
+          .query({ name: "ceiling_express", text: "INSERT INTO ceiling_insert (body) SELECT b FROM jsonb_array_elements($1::jsonb) AS b", values: [JSON.stringify(batch.map((e) => e.body))] })
+          .then(() => batch.forEach((e) => e.resolve()), (err) => batch.forEach((e) => e.reject(err)))
+          .finally(() => {
+            inFlight -= 1;
+            pump();
+          });
+      }
+    };
+    const app = express();
+    app.use(express.json());
+    app.post("/", (req, res) => {
+      const body = { number: req.body.numbers?.[0], checks: req.body.checks, answer: { status: "completed", spam_score: 12, reports: 0 } };
+      new Promise((resolve, reject) => {
+        queue.push({ body, resolve, reject });
+        pump();
+      }).then(
+        () => res.json({ object: "lookup", id: "lkp_ceiling000000000000", status: "completed", livemode: false, results: [{ number: body.number, valid: true, checks: [] }] }),
+        () => res.status(500).json({ error: { code: "internal_error" } }),
+      );
+    });
+    const server = createServer(app);
+    server.keepAliveTimeout = 65_000;
+    return server;
+  });
 } else {
   process.stderr.write(`unknown mode ${mode}\n`);
   process.exit(2);

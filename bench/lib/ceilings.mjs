@@ -24,6 +24,11 @@
 //   read    streaming 50,000 rows (~430 bytes each, a jsonb column) from a scratch table
 //           through pg-query-stream in batches of 1,000, as the download does.
 //           Bounds: downloads.
+//   express (optional) the least an Express gateway does per test lookup: a cluster with the
+//           gateway's process count, express.json(), one row per request group-committed into
+//           the scratch table as the gateway's test lookups are (pg.Pool with its pool size),
+//           answered with a small JSON body; autocannon with 16 connections. Bounds: test-mode
+//           lookups/s under this project's fixed shape (an Express gateway, one insert each).
 //   pgbench (optional) pgbench with 16 clients inserting the same row, for comparison
 //           with the issue's figure (not the gateway's pool shape).
 //
@@ -90,8 +95,8 @@ export const jobNumbers = (n, salt = 3) => Array.from({ length: n }, (_, i) => `
 
 // --- http --------------------------------------------------------------------
 
-async function startBareHttp(processes) {
-  const child = spawn(process.execPath, [CHILD, "http"], { env: { ...process.env, CEILING_PROCESSES: String(processes) }, stdio: ["ignore", "pipe", "inherit"] });
+async function startBareHttp(processes, mode = "http", env = {}) {
+  const child = spawn(process.execPath, [CHILD, mode], { env: { ...process.env, ...env, CEILING_PROCESSES: String(processes) }, stdio: ["ignore", "pipe", "inherit"] });
   const port = await new Promise((resolve, reject) => {
     let out = "";
     child.stdout.on("data", (d) => {
@@ -218,6 +223,37 @@ export async function measureInsert({ processes, poolSize, duration = 10, warmup
     latency_ms: summary(latencies),
     round_trip_ms: { select_1: summary(select), insert: summary(insert) },
   };
+}
+
+/** A minimal Express cluster that stores one row per request (group-committed) and answers: req/s. */
+export async function measureExpressInsert({ processes, poolSize, connections = 16, duration = 10, warmup = 2, databaseUrl = DEFAULT_CEILING_DATABASE_URL } = {}) {
+  await ensureScratchDatabase(databaseUrl);
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  await db.query("TRUNCATE ceiling_insert");
+  const server = await startBareHttp(processes, "express", { CEILING_DATABASE_URL: databaseUrl, CEILING_POOL_SIZE: String(poolSize) });
+  const body = JSON.stringify({ numbers: ["+12125550123"], checks: ["number.spam"] });
+  const load = (seconds) => autocannon({ url: `http://127.0.0.1:${server.port}/`, connections, duration: seconds, method: "POST", headers: { "content-type": "application/json" }, body });
+  try {
+    if (warmup > 0) await load(warmup);
+    const result = await load(duration);
+    const { rows } = await db.query("SELECT count(*)::int AS n FROM ceiling_insert");
+    return {
+      what: `Express (express.json()) cluster, ${processes} process(es), one row per request group-committed (pg.Pool max ${poolSize}, 2 batches of <= 64 in flight); autocannon ${connections} connections ${duration} s`,
+      processes,
+      pool_size: poolSize,
+      connections,
+      duration_s: duration,
+      req_per_s: Math.round(result.requests.average),
+      latency_ms: { p50: result.latency.p50, p99: result.latency.p99 },
+      non_2xx: result.non2xx,
+      rows_stored: rows[0].n,
+    };
+  } finally {
+    await server.stop();
+    await db.query("TRUNCATE ceiling_insert");
+    await db.end();
+  }
 }
 
 /** pgbench's figure for the same insert (16 clients, 2 threads): the issue's comparison. */
@@ -420,8 +456,9 @@ export async function measureCeilings(names = ALL, options = {}) {
     else if (name === "redis") out.redis = await measureRedis({ redisUrl: options.redisUrl });
     else if (name === "parse") out.parse = await measureParse({ splitThreads: g.intakeThreads, parallelThreads: (options.parseProcesses ?? g.processes) * g.intakeThreads });
     else if (name === "read") out.read = await measureRead({ databaseUrl: options.databaseUrl });
+    else if (name === "express") out.express = await measureExpressInsert({ processes: options.httpProcesses ?? g.processes, poolSize: g.poolSize, connections: options.connections ?? 16, duration: options.httpDuration ?? 10, warmup: options.warmup ?? 2, databaseUrl: options.databaseUrl });
     else if (name === "pgbench") out.pgbench = measurePgbench({ duration: options.insertDuration ?? 10, databaseUrl: options.databaseUrl ?? DEFAULT_CEILING_DATABASE_URL });
-    else throw new Error(`unknown ceiling ${name} (known: ${[...ALL, "pgbench"].join(", ")})`);
+    else throw new Error(`unknown ceiling ${name} (known: ${[...ALL, "express", "pgbench"].join(", ")})`);
     say(`${name}: ${headline(out, name)} (${round((performance.now() - t) / 1000, 1)} s)`);
   }
   out.machine.loadavg_after = os.loadavg().map((x) => round(x, 2));
@@ -446,6 +483,8 @@ export function headline(c, name) {
       return `${v.rows} rows (${v.megabytes} MB) in ${v.ms} ms`;
     case "pgbench":
       return `${v.inserts_per_s} inserts/s (${v.clients} clients)`;
+    case "express":
+      return `${v.req_per_s} req/s (${v.processes} proc, ${v.connections} conn, one group-committed row each; p99 ${v.latency_ms.p99} ms)`;
     default:
       return JSON.stringify(v);
   }

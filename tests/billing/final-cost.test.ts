@@ -7,6 +7,7 @@ import { startTestGateway, type TestGateway } from "../support/gateway";
 import { eventually, spacedNumbers } from "../support/live";
 import { createTestCertificates, LOOPBACK, verifyDelivery, WebhookReceiver } from "../support/webhooks";
 import type { ReceivedRequest } from "../../packages/webhooks/src/testing/receiver";
+import { routesKey } from "@svc/sources";
 
 /**
  * A job's final status and its final cost are one fact: through the real fleet
@@ -37,7 +38,7 @@ beforeAll(async () => {
     startService("billing-ledger", gw.env, ledgerEnv),
     startService("webhook-dispatcher", gw.env, { WEBHOOK_ALLOW_PRIVATE_RANGES: LOOPBACK, WEBHOOK_EXTRA_CA_FILE: certs.caFile, WEBHOOK_TIMEOUT_MS: "1500", SWEEP_INTERVAL_MS: "300", SWEEP_GRACE_MS: "500" }),
   ]);
-  await eventually(async () => gw.deps.redis.get(`${gw.env.redisPrefix}:routes:whatsapp`), 15_000, "routes");
+  await eventually(async () => gw.deps.redis.get(routesKey(gw.env.redisPrefix, "whatsapp")), 15_000, "routes");
 }, 60_000);
 afterAll(async () => {
   await Promise.all([worker?.stop(), ledger?.stop(), dispatcher?.stop()]);

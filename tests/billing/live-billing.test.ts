@@ -4,6 +4,7 @@ import { listEvents, reconcileAccount } from "@svc/store";
 import { accountWithKey, bearer, type TestKey } from "../support/fixtures";
 import { startTestGateway, type TestGateway } from "../support/gateway";
 import { eventually, startLiveWorkers, type LiveWorkers } from "../support/live";
+import { routesKey } from "@svc/sources";
 
 let gw: TestGateway;
 let workers: LiveWorkers;
@@ -11,7 +12,7 @@ beforeAll(async () => {
   gw = await startTestGateway();
   workers = await startLiveWorkers(gw.env);
   // The check-worker advertises its routes; wait for it so "all routes down" is known.
-  await eventually(async () => (await gw.deps.redis.get(`${gw.env.redisPrefix}:routes:number.spam`)) ?? undefined, 15_000, "routes advertised");
+  await eventually(async () => (await gw.deps.redis.get(routesKey(gw.env.redisPrefix, "number.spam"))) ?? undefined, 15_000, "routes advertised");
 });
 afterAll(async () => {
   await workers?.stop();
@@ -141,6 +142,9 @@ describe("balance.low and usage against the ledger", () => {
   it("reports usage whose cost equals what the ledger charged", async () => {
     const k = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "live", balanceMicros: 1_000_000n });
     await post(k.key, { numbers: [...numbers(6000, 4), "+12125556000"], checks: ["spam", "carrier"], wait: 10 });
+    // The worker caches answers just after it wakes the waiting request: wait for the
+    // carrier answers (one statement) before asking again, or a quick notice wins the race.
+    await eventually(async () => ((await gw.store.pool.query(`SELECT 1 FROM check_cache WHERE check_code = 'carrier' LIMIT 1`)).rowCount ? true : undefined), 10_000, "answers cached");
     await post(k.key, { numbers: numbers(6000, 2), checks: ["carrier"], wait: 10 });
     await settledAll(k.accountId);
     const today = new Date().toISOString().slice(0, 10);

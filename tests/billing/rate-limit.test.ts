@@ -1,6 +1,7 @@
 import { PUBLIC_SANDBOX_KEY } from "@svc/domain";
 import { accountWithKey, bearer } from "../support/fixtures";
 import { startTestGateway, type TestGateway } from "../support/gateway";
+import { sandboxWindowKeys } from "../../services/gateway/src/http/rate-limit";
 
 let a: TestGateway;
 let b: TestGateway;
@@ -53,7 +54,7 @@ describe("rate limiting", () => {
   it("limits the public sandbox key per IP: 1,000 a UTC day", async () => {
     const ip = "198.51.100.40";
     const day = new Date().toISOString().slice(0, 10);
-    await a.deps.redis.set(`${a.env.redisPrefix}:rl:sandbox:d:${day}:${ip}`, "1000", "EX", 3600);
+    await a.deps.redis.set(sandboxWindowKeys(a.env.redisPrefix, ip, day)[1], "1000", "EX", 3600);
     const res = await a.http().get("/v1/limits").set(bearer(PUBLIC_SANDBOX_KEY)).set("X-Forwarded-For", ip);
     expect(res.status).toBe(429);
     expect(Number(res.headers["retry-after"])).toBeGreaterThan(60);

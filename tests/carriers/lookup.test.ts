@@ -6,6 +6,7 @@ import { accountWithKey, bearer } from "../support/fixtures";
 import { startService, type RunningService } from "../support/fleet";
 import { startTestGateway, type TestGateway } from "../support/gateway";
 import { eventually } from "../support/live";
+import { routesKey } from "@svc/sources";
 
 const run = promisify(execFile);
 const CLI = path.resolve(__dirname, "..", "..", "packages", "admin", "dist", "cli.js");
@@ -30,7 +31,7 @@ async function startFleet(extra: Record<string, string>): Promise<{ gw: TestGate
     startService("check-worker", gw.env, { VENDOR_PRIMARY_URL: sim.url, VENDOR_PRIMARY_KEY: "sim-key", VENDOR_TIMEOUT_MS: "1000", VENDOR_RETRIES: "0", ...extra }),
     startService("billing-ledger", gw.env, { SWEEP_INTERVAL_MS: "500" }),
   ]);
-  await eventually(async () => gw.deps.redis.get(`${gw.env.redisPrefix}:routes:carrier`), 15_000, "carrier routes advertised");
+  await eventually(async () => gw.deps.redis.get(routesKey(gw.env.redisPrefix, "carrier")), 15_000, "carrier routes advertised");
   return {
     gw,
     sim,
@@ -100,7 +101,7 @@ describe("carrier through the fleet with porting data (CARRIER_NETWORK_LOOKUPS)"
   });
 
   it("advertises the vendor route ahead of the allocation data", async () => {
-    const routes = JSON.parse((await fleet.gw.deps.redis.get(`${fleet.gw.env.redisPrefix}:routes:carrier`)) ?? "[]");
+    const routes = JSON.parse((await fleet.gw.deps.redis.get(routesKey(fleet.gw.env.redisPrefix, "carrier"))) ?? "[]");
     expect(routes).toEqual(["vendor-primary:carrier", "offline-prefix-data"]);
   });
 

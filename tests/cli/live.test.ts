@@ -7,6 +7,7 @@ import { accountWithKey, type TestKey } from "../support/fixtures";
 import { startTestGateway, type TestGateway } from "../support/gateway";
 import { eventually, spacedNumbers, startLiveWorkers, type LiveWorkers } from "../support/live";
 import { CONTROL, expectNoKey, parsed, SVC, svc, svcInTty } from "./run";
+import { routesKey } from "@svc/sources";
 
 /**
  * `svc` on live jobs finished by a real check-worker and billing-ledger (vendor
@@ -24,7 +25,7 @@ const dir = mkdtempSync(path.join(tmpdir(), "svc-cli-live-"));
 beforeAll(async () => {
   gw = await startTestGateway({ config: { JOB_CHUNK_ROWS: "20" } });
   workers = await startLiveWorkers(gw.env, { CONCURRENCY: "1" });
-  await eventually(async () => gw.deps.redis.get(`${gw.env.redisPrefix}:routes:whatsapp`), 15_000, "routes advertised");
+  await eventually(async () => gw.deps.redis.get(routesKey(gw.env.redisPrefix, "whatsapp")), 15_000, "routes advertised");
   k = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "live", balanceMicros: 100_000_000n });
   api = new Client({ apiKey: k.key, baseUrl: gw.url });
 }, 60_000);

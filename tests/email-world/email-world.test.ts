@@ -5,6 +5,7 @@ import { accountWithKey, bearer } from "../support/fixtures";
 import { startService, type RunningService } from "../support/fleet";
 import { startTestGateway, type TestGateway } from "../support/gateway";
 import { eventually } from "../support/live";
+import { routesKey } from "@svc/sources";
 
 /**
  * A local e-mail world: an authoritative DNS server and scripted SMTP servers on
@@ -242,7 +243,7 @@ describe("the local e-mail world: every behaviour of the live email check", () =
       startService("billing-ledger", gw.env, { SWEEP_INTERVAL_MS: "500" }),
     ]);
     await eventually(async () => {
-      const routes = await gw.deps.redis.get(`${gw.env.redisPrefix}:routes:email`);
+      const routes = await gw.deps.redis.get(routesKey(gw.env.redisPrefix, "email"));
       return routes && routes !== "[]" ? routes : undefined;
     }, 15_000, "email route advertised");
   }, 60_000);

@@ -5,6 +5,7 @@ import { startService, type RunningService } from "../support/fleet";
 import { startTestGateway, type TestGateway } from "../support/gateway";
 import { eventually, spacedNumbers } from "../support/live";
 import { deleteKeysUnder } from "../support/redis-keys";
+import { routesKey } from "@svc/sources";
 
 /**
  * A live job keeps going within a bounded time of a fault, with real processes:
@@ -94,7 +95,7 @@ describe("a live job completes within the bound after a fault", () => {
     const first = await startService("check-worker", gw.env, workerEnv(sim));
     let second: RunningService | undefined;
     try {
-      await eventually(async () => gw.deps.redis.get(`${gw.env.redisPrefix}:routes:whatsapp`), 15_000, "routes advertised");
+      await eventually(async () => gw.deps.redis.get(routesKey(gw.env.redisPrefix, "whatsapp")), 15_000, "routes advertised");
       sim.settings.latencyMs = 5_000; // every chunk is at the vendor when the worker dies
       const jobId = await liveJob(k, 300); // 6 chunks
       await eventually(async () => ((await chunkStates(jobId)).running === 6 ? true : undefined), 10_000, "all chunks running");
@@ -123,7 +124,7 @@ describe("a live job completes within the bound after a fault", () => {
     const worker = await startService("check-worker", gw.env, workerEnv(sim, { CONCURRENCY: "2" }));
     const blocker = await gw.store.pool.connect();
     try {
-      await eventually(async () => gw.deps.redis.get(`${gw.env.redisPrefix}:routes:whatsapp`), 15_000, "routes advertised");
+      await eventually(async () => gw.deps.redis.get(routesKey(gw.env.redisPrefix, "whatsapp")), 15_000, "routes advertised");
       sim.settings.latencyMs = 500;
       const jobId = await liveJob(k, 300); // 6 chunks, 2 at a time: 4 wait in Redis
       // The two running attempts reach their commit and wait there on the job row…

@@ -2,6 +2,7 @@ import { setAccountCheck } from "@svc/store";
 import { PUBLIC_SANDBOX_KEY, addressDigest, emailFamily } from "@svc/domain";
 import { accountWithKey, bearer, type TestKey } from "../support/fixtures";
 import { startTestGateway, type TestGateway } from "../support/gateway";
+import { keysMatching } from "../support/redis-keys";
 
 let gw: TestGateway;
 let test: TestKey;
@@ -151,7 +152,7 @@ describe("enumeration guard", () => {
     const other = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "live" });
     expect((await post(other.key, { emails: ["sales-99@shop.example"], checks: ["email"], wait: 0 })).body.error?.code).not.toBe("suspected_enumeration");
     // What Redis holds is keyed: neither the family nor an address matches its plain digest.
-    const keys = await gw.deps.redis.keys(`${gw.env.redisPrefix}:enum:${own.accountId}:*`);
+    const keys = await keysMatching(gw.deps.redis, `{${gw.env.redisPrefix}:enum:${own.accountId}:*`);
     expect(keys).toHaveLength(2);
     expect(keys.join()).not.toContain(emailFamily("sales-1@shop.example"));
     for (const key of keys) expect(await gw.deps.redis.smembers(key)).not.toContain(addressDigest("sales-1@shop.example"));

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { createServer } from "node:net";
 import path from "node:path";
 import { Queue, Worker } from "bullmq";
-import { Redis } from "ioredis";
+import { createRedis, queuePrefix, type RedisClient } from "@svc/queues";
 import request from "supertest";
 import { createStore, type Store } from "@svc/store";
 import { createTestEnv, serviceEnv, type TestEnv } from "../support/env";
@@ -25,7 +25,7 @@ const EMAIL = "jane.doe@private-mail.example";
 let env: TestEnv;
 let store: Store;
 let key: TestKey;
-let redis: Redis;
+let redis: RedisClient;
 let gateway: RunningService;
 let dashboard: string;
 
@@ -45,19 +45,19 @@ beforeAll(async () => {
   env = await createTestEnv();
   store = createStore({ databaseUrl: env.databaseUrl });
   key = await accountWithKey(store, env.keyHashSecret);
-  redis = new Redis(env.redisUrl, { maxRetriesPerRequest: null });
+  redis = createRedis(env.redisUrl, "worker", "queue-dashboard-test");
 
   // A message that breaks the catalog's rule (ids only), failed with identifiers in its error.
   const connection = redis;
   const workerRedis = redis.duplicate();
-  const settlements = new Queue("settlements", { connection, prefix: `${env.redisPrefix}:bull` });
+  const settlements = new Queue("settlements", { connection, prefix: queuePrefix(env.redisPrefix, "settlements") });
   await settlements.add("settle.reservation", { reservationId: "rsv_abcdefgh1234", note: `call ${PHONE} or write to ${EMAIL}` }, { jobId: "rogue-1", attempts: 1 });
   const failing = new Worker(
     "settlements",
     async () => {
       throw new Error(`could not settle for ${EMAIL} (${PHONE})`);
     },
-    { connection: workerRedis, prefix: `${env.redisPrefix}:bull`, autorun: false },
+    { connection: workerRedis, prefix: queuePrefix(env.redisPrefix, "settlements"), autorun: false },
   );
   const failed = new Promise<void>((resolve) => failing.on("failed", () => resolve()));
   void failing.run();
@@ -147,7 +147,7 @@ describe("what the dashboard shows", () => {
       request(dashboard).put("/queues/api/queues/pause").set(OPERATOR),
     ];
     for (const res of await Promise.all(attempts)) expect(res.status).toBe(403);
-    const settlements = new Queue("settlements", { connection: redis, prefix: `${env.redisPrefix}:bull` });
+    const settlements = new Queue("settlements", { connection: redis, prefix: queuePrefix(env.redisPrefix, "settlements") });
     expect(await settlements.getJobState("rogue-1")).toBe("failed");
     await settlements.close();
   });
@@ -168,7 +168,7 @@ describe("QUEUE_DASHBOARD_ACTIONS", () => {
         expect(res.status).toBe(403);
       const retried = await request(board).put("/queues/api/queues/settlements/rogue-1/retry").set(OPERATOR);
       expect(retried.status).toBe(204);
-      const settlements = new Queue("settlements", { connection: redis, prefix: `${env.redisPrefix}:bull` });
+      const settlements = new Queue("settlements", { connection: redis, prefix: queuePrefix(env.redisPrefix, "settlements") });
       expect(["waiting", "active", "completed", "failed"]).toContain(await settlements.getJobState("rogue-1"));
       expect(await settlements.getJobState("rogue-1")).not.toBe("failed");
       await settlements.close();

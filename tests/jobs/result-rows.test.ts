@@ -8,6 +8,9 @@ import { TEST, jobsApi, type JobsApi } from "./helpers";
  * check was a quarter of it: migration 20261126100000_result_rows_job_fill). What the
  * key did must still hold: a job's rows go with the job, whoever deletes it, and
  * nobody else's go with them; a row number is stored once per job and per lookup.
+ * Since 20261127100000_partition_by_month the same holds for lookup_id (its key went
+ * too: a key to a partitioned table must name the partition), and each partition's own
+ * unique indexes keep row numbers unique (a parent's rows are all in its partition).
  */
 let gw: TestGateway;
 let api: JobsApi;
@@ -45,6 +48,9 @@ describe("a job's result rows", () => {
     expect([await jobRows(expired), await jobRows(kept), await jobRows(othersJob), await lookupRows(othersLookup)]).toEqual([4, 4, 4, 2]);
 
     const now = new Date();
+    // The month also holds a job kept a year (an account with a long retention), so it will not be dropped
+    // soon and the expired job is deleted row by row (PARTITION_LINGER_MS).
+    await gw.store.pool.query(`UPDATE jobs SET expires_at = $2 WHERE id = $1`, [kept, new Date(now.getTime() + 400 * 86_400_000)]);
     await gw.store.pool.query(`UPDATE jobs SET expires_at = $2 WHERE id = $1`, [expired, new Date(now.getTime() - 1_000)]);
     const purged = await purgeExpired(gw.store.pool, now);
     expect(purged.jobs).toBe(1);
@@ -84,13 +90,13 @@ describe("a job's result rows", () => {
     const lookup = await newLookup(k.key);
     const copyRow = (parent: "job_id" | "lookup_id", id: string, rowNo: number) =>
       gw.store.pool.query(
-        `INSERT INTO result_rows (${parent}, row_no, kind, input_masked, e164, country, number_status, email, email_status, checks, pending_checks)
-         SELECT ${parent}, row_no, kind, input_masked, e164, country, number_status, email, email_status, checks, pending_checks
+        `INSERT INTO result_rows (${parent}, id_month, row_no, kind, input_masked, e164, country, number_status, email, email_status, checks, pending_checks)
+         SELECT ${parent}, id_month, row_no, kind, input_masked, e164, country, number_status, email, email_status, checks, pending_checks
          FROM result_rows WHERE ${parent} = $1 AND row_no = $2`,
         [id, rowNo],
       );
-    await expect(copyRow("job_id", job, 1)).rejects.toMatchObject({ code: "23505", constraint: "result_rows_job_id_row_no_key" });
-    await expect(copyRow("lookup_id", lookup, 2)).rejects.toMatchObject({ code: "23505", constraint: "result_rows_lookup_id_row_no_key" });
+    await expect(copyRow("job_id", job, 1)).rejects.toMatchObject({ code: "23505", constraint: expect.stringMatching(/^result_rows_p\d{4}_\d{2}_job_id_row_no_key$/) });
+    await expect(copyRow("lookup_id", lookup, 2)).rejects.toMatchObject({ code: "23505", constraint: expect.stringMatching(/^result_rows_p\d{4}_\d{2}_lookup_id_row_no_key$/) });
     // The same row number under another parent of either kind is another row.
     const job2 = await newJob(k.key);
     expect(await jobRows(job2)).toBe(4);
@@ -98,9 +104,32 @@ describe("a job's result rows", () => {
     expect(await lookupRows(lookup)).toBe(2);
   });
 
-  it("always name one parent, and a lookup's rows still need their lookup", async () => {
+  it("always name one parent", async () => {
     const row = `'number', '+1202******00', '[]'::jsonb`;
-    await expect(gw.store.pool.query(`INSERT INTO result_rows (row_no, kind, input_masked, checks) VALUES (1, ${row})`)).rejects.toMatchObject({ code: "23514" });
-    await expect(gw.store.pool.query(`INSERT INTO result_rows (lookup_id, row_no, kind, input_masked, checks) VALUES ('lkp_missing', 1, ${row})`)).rejects.toMatchObject({ code: "23503" });
+    await expect(gw.store.pool.query(`INSERT INTO result_rows (id_month, row_no, kind, input_masked, checks) VALUES (DATE '1970-01-01', 1, ${row})`)).rejects.toMatchObject({
+      code: "23514",
+      constraint: "result_rows_one_parent",
+    });
+  });
+});
+
+describe("a lookup's result rows", () => {
+  it("are deleted with the lookup when retention or its account's deletion deletes it, and nobody else's are", async () => {
+    const mine = await api.newKey();
+    const leaving = await api.newKey();
+    const expired = await newLookup(mine.key);
+    const kept = await newLookup(mine.key);
+    const job = await newJob(mine.key);
+    const gone = await newLookup(leaving.key);
+    const now = new Date();
+    // Kept a year (an account with a long retention): the month will not be dropped soon, so the expired lookup goes row by row.
+    await gw.store.pool.query(`UPDATE lookups SET expires_at = $2 WHERE id = $1`, [kept, new Date(now.getTime() + 400 * 86_400_000)]);
+    await gw.store.pool.query(`UPDATE lookups SET expires_at = $2 WHERE id = $1`, [expired, new Date(now.getTime() - 1_000)]);
+    expect((await purgeExpired(gw.store.pool, now)).lookups).toBe(1);
+    await gw.store.pool.query(`DELETE FROM accounts WHERE id = $1`, [leaving.accountId]);
+
+    expect([await lookupRows(expired), await lookupRows(gone)]).toEqual([0, 0]);
+    expect([await lookupRows(kept), await jobRows(job)]).toEqual([2, 4]);
+    expect((await gw.http().get(`/v1/lookups/${kept}`).set(bearer(mine.key))).body.results).toHaveLength(2);
   });
 });

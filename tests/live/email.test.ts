@@ -5,6 +5,7 @@ import { accountWithKey, bearer } from "../support/fixtures";
 import { startService, type RunningService } from "../support/fleet";
 import { startTestGateway, type TestGateway } from "../support/gateway";
 import { eventually } from "../support/live";
+import { routesKey } from "@svc/sources";
 
 /**
  * The live e-mail check end to end: gateway → queue → check-worker → a local DNS
@@ -42,7 +43,7 @@ describe("live e-mail checks", () => {
       startService("billing-ledger", gw.env, { SWEEP_INTERVAL_MS: "500" }),
     ]);
     await eventually(async () => {
-      const routes = await gw.deps.redis.get(`${gw.env.redisPrefix}:routes:email`);
+      const routes = await gw.deps.redis.get(routesKey(gw.env.redisPrefix, "email"));
       return routes && routes !== "[]" ? routes : undefined;
     }, 15_000, "email route advertised");
   });

@@ -5,7 +5,7 @@ import { accountWithKey, bearer, type TestKey } from "../support/fixtures";
 import { startService, type RunningService } from "../support/fleet";
 import { createRedis, Producer, waitForRedis } from "@svc/queues";
 import { createLogger } from "@svc/runtime";
-import { CheckRunner, VendorHttpSource } from "@svc/sources";
+import { CheckRunner, VendorHttpSource, routesKey } from "@svc/sources";
 import { runJobChunk } from "../../services/check-worker/src/job-chunks";
 import { deleteKeysUnder } from "../support/redis-keys";
 import { startTestGateway, type TestGateway } from "../support/gateway";
@@ -56,7 +56,7 @@ describe("live bulk jobs through the fleet", () => {
   let ledger: RunningService;
   beforeAll(async () => {
     [worker, ledger] = await Promise.all([startService("check-worker", gw.env, workerEnv()), startService("billing-ledger", gw.env, ledgerEnv)]);
-    await eventually(async () => gw.deps.redis.get(`${gw.env.redisPrefix}:routes:whatsapp`), 15_000, "routes");
+    await eventually(async () => gw.deps.redis.get(routesKey(gw.env.redisPrefix, "whatsapp")), 15_000, "routes");
   });
   afterAll(async () => {
     await Promise.all([worker?.stop(), ledger?.stop()]);

@@ -2,7 +2,7 @@ import { performance } from "node:perf_hooks";
 import type { WorkerContext } from "@svc/core";
 import type { CheckResult } from "@svc/domain";
 import { Worker, type Job } from "bullmq";
-import { createRedis, QUEUES } from "@svc/queues";
+import { createRedis, queuePrefix, QUEUES } from "@svc/queues";
 import { createLogger } from "@svc/runtime";
 import { CheckRunner, VendorHttpSource } from "@svc/sources";
 import { chunkRows, claimChunk, createStore, claimLiveLookup, completeChunk, completeLookup, pendingLookupRows, staleChunks, stalePendingLiveLookups, withTransaction } from "@svc/store";
@@ -210,7 +210,7 @@ describe("job chunk leases", () => {
  */
 async function takeWithDeadWorker(id: string): Promise<void> {
   const fetcher = createRedis(gw.env.redisUrl, "worker", "leases-test-dead-worker");
-  const dead = new Worker(QUEUES.checks, null, { connection: fetcher, prefix: `${gw.env.redisPrefix}:bull`, autorun: false, lockDuration: 600_000 });
+  const dead = new Worker(QUEUES.checks, null, { connection: fetcher, prefix: queuePrefix(gw.env.redisPrefix, QUEUES.checks), autorun: false, lockDuration: 600_000 });
   const others: Job[] = [];
   try {
     for (;;) {

@@ -6,6 +6,7 @@ import type { Response } from "supertest";
 import { accountWithKey, bearer, type TestKey } from "../support/fixtures";
 import { startTestGateway, type TestGateway } from "../support/gateway";
 import { eventually, spacedNumbers, startLiveWorkers, type LiveWorkers } from "../support/live";
+import { routesKey } from "@svc/sources";
 
 /**
  * A waited live lookup is answered from its completion notice, which carries the
@@ -40,7 +41,7 @@ describe("a waited live lookup answered from its completion notice", () => {
   beforeAll(async () => {
     gw = await startTestGateway();
     live = await startLiveWorkers(gw.env);
-    await eventually(async () => gw.deps.redis.get(`${gw.env.redisPrefix}:routes:whatsapp`), 15_000, "routes advertised");
+    await eventually(async () => gw.deps.redis.get(routesKey(gw.env.redisPrefix, "whatsapp")), 15_000, "routes advertised");
   });
   beforeEach(async () => {
     k = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "live", balanceMicros: 10_000_000n });

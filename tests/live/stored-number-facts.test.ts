@@ -1,6 +1,7 @@
 import { accountWithKey, bearer } from "../support/fixtures";
 import { startTestGateway, type TestGateway } from "../support/gateway";
 import { eventually, startLiveWorkers, type LiveWorkers } from "../support/live";
+import { routesKey } from "@svc/sources";
 
 /**
  * The check-worker takes a live lookup's country from the row the gateway stored
@@ -15,7 +16,7 @@ describe("a live lookup's checks read the number's stored facts", () => {
   beforeAll(async () => {
     gw = await startTestGateway();
     live = await startLiveWorkers(gw.env);
-    await eventually(async () => gw.deps.redis.get(`${gw.env.redisPrefix}:routes:whatsapp`), 15_000, "routes advertised");
+    await eventually(async () => gw.deps.redis.get(routesKey(gw.env.redisPrefix, "whatsapp")), 15_000, "routes advertised");
   });
   afterAll(async () => {
     await live?.stop();

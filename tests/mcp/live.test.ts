@@ -4,6 +4,7 @@ import { reconcileAccount } from "@svc/store";
 import { startTestGateway, type TestGateway } from "../support/gateway";
 import { eventually, spacedNumbers, startLiveWorkers, type LiveWorkers } from "../support/live";
 import { bodies, startMcp, startRecorder, type McpSession, type Recorder } from "./harness";
+import { routesKey } from "@svc/sources";
 
 /**
  * Money: the MCP server with live and agent keys at the real prices (number.spam
@@ -21,7 +22,7 @@ const numbers = spacedNumbers(11);
 beforeAll(async () => {
   gw = await startTestGateway();
   [workers, recorder] = await Promise.all([startLiveWorkers(gw.env), startRecorder(gw.url)]);
-  await eventually(async () => gw.deps.redis.get(`${gw.env.redisPrefix}:routes:whatsapp`), 15_000, "routes advertised");
+  await eventually(async () => gw.deps.redis.get(routesKey(gw.env.redisPrefix, "whatsapp")), 15_000, "routes advertised");
 }, 60_000);
 afterAll(async () => {
   for (const s of sessions) await s.close().catch(() => undefined);

@@ -7,6 +7,7 @@ import { startTestGateway, type TestGateway } from "../support/gateway";
 import { eventually, spacedNumbers, startLiveWorkers, type LiveWorkers } from "../support/live";
 import { createTestCertificates, LOOPBACK, WebhookReceiver } from "../support/webhooks";
 import type { ReceivedRequest } from "../../packages/webhooks/src/testing/receiver";
+import { routesKey } from "@svc/sources";
 
 /**
  * The SDK on the paths that need the rest of the fleet: live lookups and jobs
@@ -28,7 +29,7 @@ beforeAll(async () => {
     startLiveWorkers(gw.env, { CONCURRENCY: "1" }),
     startService("webhook-dispatcher", gw.env, { WEBHOOK_ALLOW_PRIVATE_RANGES: LOOPBACK, WEBHOOK_EXTRA_CA_FILE: certs.caFile, WEBHOOK_TIMEOUT_MS: "1500", SWEEP_INTERVAL_MS: "300", SWEEP_GRACE_MS: "500" }),
   ]);
-  await eventually(async () => gw.deps.redis.get(`${gw.env.redisPrefix}:routes:whatsapp`), 15_000, "routes advertised");
+  await eventually(async () => gw.deps.redis.get(routesKey(gw.env.redisPrefix, "whatsapp")), 15_000, "routes advertised");
 }, 60_000);
 afterAll(async () => {
   await Promise.all([workers?.stop(), dispatcher?.stop()]);

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { databaseUrl, REDIS_URL, withAdmin } from "./pg-admin";
+import { databaseUrl, redisUrl, withAdmin } from "./pg-admin";
 
 export type TestEnv = {
   databaseUrl: string;
@@ -34,7 +34,7 @@ export async function createTestEnv(): Promise<TestEnv> {
   });
   return {
     databaseUrl: databaseUrl(name),
-    redisUrl: REDIS_URL,
+    redisUrl: redisUrl(),
     redisPrefix: `t:${runId}:${suffix}`,
     keyHashSecret: `test-secret-${randomBytes(16).toString("hex")}`,
   };

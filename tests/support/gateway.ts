@@ -13,6 +13,7 @@ import { ensurePublicSandbox } from "../../services/gateway/src/bootstrap";
 import { loadGatewayConfig } from "../../services/gateway/src/config";
 import type { Deps } from "../../services/gateway/src/context";
 import { testLookupWriter } from "../../services/gateway/src/lookups/test-batch";
+import { ReplicaReads } from "../../services/gateway/src/reads/replica-reads";
 import { createTestEnv, serviceEnv, type TestEnv } from "./env";
 import type { Resolve } from "@svc/webhooks";
 
@@ -42,7 +43,7 @@ export async function startTestGateway(options: { env?: TestEnv; config?: Record
   const env = options.env ?? (await createTestEnv());
   const config = loadGatewayConfig({ ...serviceEnv(env), PORT: "0", TEST_KEY_POW_DIFFICULTY: "4", ...options.config });
   const logger = createLogger("gateway-test", process.env.TEST_LOG_LEVEL ?? "silent");
-  const store = createStore({ databaseUrl: env.databaseUrl, poolSize: 10, applicationName: "gateway-test" });
+  const store = createStore({ databaseUrl: env.databaseUrl, poolSize: 10, applicationName: "gateway-test", replicaUrl: config.DATABASE_REPLICA_URL, replicaPoolSize: config.DATABASE_REPLICA_POOL_SIZE });
   const redis = createRedis(env.redisUrl, "producer", "gateway-test");
   const subscriber = createRedis(env.redisUrl, "subscriber", "gateway-test-sub");
   await Promise.all([waitForRedis(redis), waitForRedis(subscriber)]);
@@ -55,7 +56,9 @@ export async function startTestGateway(options: { env?: TestEnv; config?: Record
   const invalidator = new CacheInvalidator(env.databaseUrl, caches, logger);
   await invalidator.start();
   let fixedNow: Date | null = null;
-  const deps: Deps = { config, logger, store, redis, producer, waiter, caches, accountTurns: new KeyedSemaphore(config.ACCOUNT_CONCURRENCY), bulk, testLookups: testLookupWriter(store), resolveHost: options.resolveHost ?? noResolver, now: () => fixedNow ?? new Date() };
+  const reads = new ReplicaReads(store.pool, store.replica, { maxLagMs: config.DATABASE_REPLICA_MAX_LAG_MS, logger });
+  await reads.start();
+  const deps: Deps = { config, logger, store, redis, producer, waiter, caches, accountTurns: new KeyedSemaphore(config.ACCOUNT_CONCURRENCY), bulk, testLookups: testLookupWriter(store), reads, resolveHost: options.resolveHost ?? noResolver, now: () => fixedNow ?? new Date() };
   // Listen first so the app is built knowing its real base URL (poll URLs, doc links).
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, options.host ?? "127.0.0.1", resolve));
@@ -83,6 +86,7 @@ export async function startTestGateway(options: { env?: TestEnv; config?: Record
       await invalidator.stop();
       await bulk.close();
       await deps.testLookups.drain();
+      reads.stop();
       await store.close();
     },
   };

@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { databaseUrl, withAdmin } from "./pg-admin";
+import { runClusterDir, startCluster, stopStaleClusters } from "./redis-cluster";
 
 /**
  * Once per jest run: migrate a template database with the real migration command
@@ -27,6 +28,11 @@ export default async function globalSetup(): Promise<void> {
     encoding: "utf8",
   });
   if (migrate.status !== 0) throw new Error(`migrations failed on the test template:\n${migrate.stdout}\n${migrate.stderr}`);
+  stopStaleClusters(6 * 3600 * 1000);
   process.env.SVC_TEST_RUN_ID = runId;
   process.env.SVC_TEST_TEMPLATE_DB = template;
+  // SVC_TEST_REDIS=cluster: the whole run (test files and the services they start) on a
+  // local Redis Cluster of its own instead of the one Redis (scripts/test-cluster.mjs).
+  if (process.env.SVC_TEST_REDIS === "cluster") process.env.TEST_REDIS_URL = startCluster(runClusterDir(runId));
+  else if (process.env.SVC_TEST_REDIS && process.env.SVC_TEST_REDIS !== "single") throw new Error("SVC_TEST_REDIS must be single or cluster");
 }

@@ -1,7 +1,8 @@
 import { deleteKeysUnder } from "./redis-keys";
-import { REDIS_URL, withAdmin } from "./pg-admin";
+import { redisUrl, withAdmin } from "./pg-admin";
+import { runClusterDir, stopCluster } from "./redis-cluster";
 
-/** Drops this run's databases and Redis keys. */
+/** Drops this run's databases and Redis keys, and stops its local Redis Cluster. */
 export default async function globalTeardown(): Promise<void> {
   const runId = process.env.SVC_TEST_RUN_ID;
   if (!runId) return;
@@ -12,5 +13,8 @@ export default async function globalTeardown(): Promise<void> {
     ]);
     for (const { datname } of rows) await client.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
   });
-  await deleteKeysUnder(REDIS_URL, `t:${runId}`);
+  const clusterMode = process.env.SVC_TEST_REDIS === "cluster";
+  if (!clusterMode) await deleteKeysUnder(redisUrl(), `t:${runId}`);
+  // The run's cluster (started by the setup, or by the first test that needed one) goes whole.
+  stopCluster(runClusterDir(runId));
 }

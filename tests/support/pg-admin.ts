@@ -21,4 +21,11 @@ export async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promi
   }
 }
 
-export const REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+/**
+ * The run's Redis: TEST_REDIS_URL, or the local server. With SVC_TEST_REDIS=cluster the
+ * global setup points TEST_REDIS_URL at the run's local Redis Cluster, so every test
+ * file and every service it starts uses the cluster. Read when called: the setup sets it.
+ */
+export function redisUrl(): string {
+  return process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+}

@@ -1,15 +1,32 @@
-import { Redis } from "ioredis";
+import { createRedis, keyPatternsOf, primariesOf, waitForRedis, type RedisClient } from "@svc/queues";
 
-/** Deletes every Redis key under `prefix` (a test's "Redis emptied" and the run's teardown). */
-export async function deleteKeysUnder(redisUrl: string, prefix: string): Promise<void> {
-  const redis = new Redis(redisUrl);
-  try {
+/** Every key matching `pattern` (SCAN on every master of a cluster, or on the one server). */
+export async function keysMatching(redis: RedisClient, pattern: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const node of primariesOf(redis)) {
     let cursor = "0";
     do {
-      const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 1000);
+      const [next, keys] = await node.scan(cursor, "MATCH", pattern, "COUNT", 1000);
       cursor = next;
-      if (keys.length) await redis.unlink(...keys);
+      found.push(...keys);
     } while (cursor !== "0");
+  }
+  return found;
+}
+
+/**
+ * Deletes every Redis key under `prefix` (a test's "Redis emptied" and the run's
+ * teardown): `<prefix>:*` and the hash-tagged `{<prefix>:*`, on every master.
+ */
+export async function deleteKeysUnder(redisUrl: string, prefix: string): Promise<void> {
+  const redis = createRedis(redisUrl, "worker", "test-cleanup");
+  try {
+    await waitForRedis(redis);
+    for (const pattern of keyPatternsOf(prefix)) {
+      const keys = await keysMatching(redis, pattern);
+      // A command per key, many in flight: on a cluster, keys of different slots cannot share one.
+      for (let i = 0; i < keys.length; i += 500) await Promise.all(keys.slice(i, i + 500).map((k) => redis.unlink(k)));
+    }
   } finally {
     await redis.quit();
   }

@@ -11,6 +11,7 @@ import { startService, type RunningService } from "../support/fleet";
 import { eventually } from "../support/live";
 import { createTestCertificates, LOOPBACK, WebhookReceiver } from "../support/webhooks";
 import { captureEnv, KIND, rawSpans, readSpans, type CapturedSpan } from "./support/spans";
+import { routesKey } from "@svc/sources";
 
 /**
  * One trace from the gateway's request to the webhook delivery, through real
@@ -44,7 +45,7 @@ beforeAll(async () => {
     startService("webhook-dispatcher", env, { ...traced, WEBHOOK_ALLOW_PRIVATE_RANGES: LOOPBACK, WEBHOOK_EXTRA_CA_FILE: certs.caFile, SWEEP_INTERVAL_MS: "300", SWEEP_GRACE_MS: "500" }),
   ]);
   gateway = services[0] as RunningService;
-  await eventually(async () => redis.get(`${env.redisPrefix}:routes:whatsapp`), 15_000, "routes advertised");
+  await eventually(async () => redis.get(routesKey(env.redisPrefix, "whatsapp")), 15_000, "routes advertised");
 }, 60_000);
 
 afterAll(async () => {

@@ -7,7 +7,11 @@ export const commonEnv = {
   LOG_LEVEL: StringEnum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], { default: "info" }),
   DATABASE_URL: Type.String({ pattern: "^postgres(ql)?://", default: "postgresql://postgres@127.0.0.1:5432/svc_validate" }),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
-  REDIS_URL: Type.String({ pattern: "^rediss?://", default: "redis://127.0.0.1:6379" }),
+  /**
+   * One Redis (`redis://host:port`) or a Redis Cluster (`redis+cluster://host:port,host:port,...`);
+   * `rediss` for TLS. See ./redis-url.
+   */
+  REDIS_URL: Type.String({ pattern: "^rediss?(\\+cluster)?://", default: "redis://127.0.0.1:6379" }),
   /** Namespaces every Redis key (queues, counters, channels) so fleets can share a server. */
   REDIS_PREFIX: Type.String({ pattern: "^[A-Za-z0-9_.:-]{1,64}$", default: "svc" }),
   /** Grace period for draining in-flight work on SIGTERM. */

@@ -1,6 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { commonEnv } from "./common-env";
 import { ConfigError, loadConfig } from "./load-config";
+import { parseRedisUrl, redisAddresses } from "./redis-url";
 
 const schema = Type.Object({
   ...commonEnv,
@@ -162,5 +163,35 @@ describe("loadConfig", () => {
     const err = problemsOf({ PORT: "0" });
     expect(err.problems).toHaveLength(2);
     expect(err.problems).toEqual(expect.arrayContaining(["KEY_HASH_SECRET is required but not set", expect.stringMatching(/^PORT /)]));
+  });
+
+  it("takes REDIS_URL as one server or as a cluster's node list", () => {
+    expect(loadConfig(schema, { KEY_HASH_SECRET: SECRET, REDIS_URL: "rediss://cache.internal:6380/2" }).REDIS_URL).toBe("rediss://cache.internal:6380/2");
+    const cluster = "redis+cluster://app:pw@10.0.0.1:7000,10.0.0.2:7000,[::1]:7001";
+    expect(loadConfig(schema, { KEY_HASH_SECRET: SECRET, REDIS_URL: cluster }).REDIS_URL).toBe(cluster);
+    expect(parseRedisUrl(cluster)).toEqual({
+      mode: "cluster",
+      nodes: [
+        { host: "10.0.0.1", port: 7000 },
+        { host: "10.0.0.2", port: 7000 },
+        { host: "::1", port: 7001 },
+      ],
+      username: "app",
+      password: "pw",
+      tls: false,
+    });
+    expect(parseRedisUrl("rediss+cluster://cfg.cache.example:6379")).toMatchObject({ mode: "cluster", tls: true, nodes: [{ host: "cfg.cache.example", port: 6379 }] });
+    expect(redisAddresses(cluster)).toBe("10.0.0.1:7000,10.0.0.2:7000,[::1]:7001");
+  });
+
+  it("refuses a cluster node list it cannot read, naming REDIS_URL and never echoing the value", () => {
+    for (const bad of ["redis+cluster://user:hunter2@10.0.0.1:7000,10.0.0.2", "redis+cluster://", "redis+cluster://10.0.0.1:99999", "redis+cluster://h:1/0"]) {
+      const err = problemsOf({ KEY_HASH_SECRET: SECRET, REDIS_URL: bad });
+      expect(err.problems).toHaveLength(1);
+      expect(err.problems[0]).toMatch(/^REDIS_URL/);
+      expect(err.message).toMatch(/redis\+cluster:\/\/(\[user:password@\])?host:port,host:port/);
+      expect(err.message).not.toContain("hunter2");
+      expect(err.message).not.toContain("10.0.0.");
+    }
   });
 });

@@ -1,5 +1,6 @@
 import Ajv from "ajv";
 import type { Static, TObject } from "@sinclair/typebox";
+import { parseRedisUrl } from "./redis-url";
 
 /** Thrown at start-up when the environment does not satisfy a service's schema. */
 export class ConfigError extends Error {
@@ -31,6 +32,14 @@ export function loadConfig<T extends TObject>(schema: T, env: NodeJS.ProcessEnv 
       return `${name} ${e.message ?? "is invalid"}`;
     });
     throw new ConfigError(problems);
+  }
+  // REDIS_URL's two forms (one server, a cluster's node list) need more than a pattern to check.
+  if (typeof candidate.REDIS_URL === "string") {
+    try {
+      parseRedisUrl(candidate.REDIS_URL);
+    } catch (err) {
+      throw new ConfigError([(err as Error).message]);
+    }
   }
   return Object.freeze(candidate) as Readonly<Static<T>>;
 }

@@ -1,5 +1,6 @@
 import type { Store } from "@svc/store";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "@svc/queues";
+import { redisAddresses, redisPassword } from "@svc/config";
 
 /** How long start-up waits for Redis to answer before it gives up (Postgres: the pool's connect timeout). */
 export const DEPENDENCY_TIMEOUT_MS = 10_000;
@@ -27,7 +28,7 @@ export class DependencyError extends Error {
  */
 export async function awaitDependencies(options: {
   store: Store;
-  redis: readonly Redis[];
+  redis: readonly RedisClient[];
   config: { DATABASE_URL: string; REDIS_URL: string };
   timeoutMs?: number;
 }): Promise<void> {
@@ -43,7 +44,7 @@ export async function awaitDependencies(options: {
 }
 
 /** Resolves once `redis` is ready; rejects with its first connection error, or after `timeoutMs`. */
-function redisReady(redis: Redis, timeoutMs: number): Promise<void> {
+function redisReady(redis: RedisClient, timeoutMs: number): Promise<void> {
   if (redis.status === "ready") return Promise.resolve();
   return new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => settle(new Error(`no answer within ${Math.round(timeoutMs / 1000)} s`)), timeoutMs);
@@ -68,6 +69,8 @@ export function unreachable(what: string, setting: string, url: string, err: unk
 
 /** host:port of a connection URL (default ports filled in); never its user or password. */
 export function addressOf(url: string): string {
+  // REDIS_URL may name a cluster's nodes (redis+cluster://h1:p1,h2:p2), which URL cannot parse.
+  if (url.startsWith("redis")) return redisAddresses(url);
   try {
     const u = new URL(url);
     const port = u.port || (u.protocol.startsWith("redis") ? "6379" : u.protocol.startsWith("postgres") ? "5432" : "");
@@ -86,6 +89,9 @@ export function addressOf(url: string): string {
  * should a message ever echo it.
  */
 function reasonOf(err: unknown, url: string): string {
+  // A cluster client that reached no seed node says "Failed to refresh slots cache."; the last node's error says why.
+  const lastNodeError = (err as { lastNodeError?: unknown } | undefined)?.lastNodeError;
+  if (lastNodeError) return `no cluster node answered (${reasonOf(lastNodeError, url)})`;
   const outer = err as (NodeJS.ErrnoException & { errors?: unknown[] }) | undefined;
   const inner = (outer instanceof AggregateError && outer.errors?.[0] ? outer.errors[0] : outer) as NodeJS.ErrnoException | undefined;
   const code = inner?.code ?? outer?.code;
@@ -95,7 +101,7 @@ function reasonOf(err: unknown, url: string): string {
   else text = (inner?.message || outer?.message || code || String(err)).split("\n")[0]!;
   let password = "";
   try {
-    password = decodeURIComponent(new URL(url).password);
+    password = url.startsWith("redis") ? redisPassword(url) : decodeURIComponent(new URL(url).password);
   } catch {
     /* unparsable: nothing to remove */
   }

@@ -12,7 +12,7 @@ import {
   startProcessMetrics,
   type ReadinessCheck,
 } from "@svc/telemetry";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "@svc/queues";
 
 export type ServiceOps = {
   /** The operations port bound, or null when off (METRICS_PORT=0) or answered by a cluster primary. */
@@ -24,7 +24,7 @@ export type ServiceOps = {
  * Redis answers: every connection is connected, and the first answers PING within
  * the check's deadline (producer connections fail at once when disconnected).
  */
-export function redisCheck(connections: readonly Redis[]): ReadinessCheck {
+export function redisCheck(connections: readonly RedisClient[]): ReadinessCheck {
   return {
     name: "redis",
     async check() {
@@ -47,7 +47,7 @@ export async function startServiceOps(options: {
   config: { DATABASE_URL: string; METRICS_PORT: number; METRICS_HOST: string };
   logger: Logger;
   store: Store;
-  redis: readonly Redis[];
+  redis: readonly RedisClient[];
   checks: readonly ReadinessCheck[];
   draining: () => boolean;
 }): Promise<ServiceOps> {

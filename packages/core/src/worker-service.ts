@@ -2,7 +2,7 @@ import type { CommonEnv } from "@svc/config";
 import { createConsumer, createRedis, Producer, watchQueue, type Handlers, type QueueName } from "@svc/queues";
 import { createLogger, ShutdownManager, type Logger } from "@svc/runtime";
 import { createStore, type Store } from "@svc/store";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "@svc/queues";
 import { awaitDependencies } from "./dependencies";
 import { startServiceOps } from "./service-ops";
 
@@ -10,7 +10,7 @@ export type WorkerContext = {
   logger: Logger;
   store: Store;
   /** Non-blocking connection for enqueuing and publishing. */
-  redis: Redis;
+  redis: RedisClient;
   producer: Producer;
   prefix: string;
   now: () => Date;

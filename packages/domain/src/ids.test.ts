@@ -1,5 +1,5 @@
 import { BASE62_ALPHABET, encodeBase62, randomBase62 } from "./base62";
-import { ID_PREFIX, isId, newId, type IdKind } from "./ids";
+import { ID_PREFIX, LEGACY_MONTH, idMonth, isId, newId, type IdKind } from "./ids";
 
 describe("base62", () => {
   it("uses 62 distinct characters", () => {
@@ -40,5 +40,29 @@ describe("ids", () => {
     expect(isId("lookup", `${id}/../x`)).toBe(false);
     expect(isId("lookup", `${id}'`)).toBe(false);
     expect(isId("lookup", "")).toBe(false);
+  });
+});
+
+describe("time-ordered lookup, job and event ids", () => {
+  it("name the UTC month they were made in, across a month and a year boundary", () => {
+    expect(idMonth(newId("lookup", 22, new Date("2026-11-30T23:59:59.999Z")))).toBe("2026-11-01");
+    expect(idMonth(newId("lookup", 22, new Date("2026-12-01T00:00:00.000Z")))).toBe("2026-12-01");
+    expect(idMonth(newId("job", 22, new Date("2026-12-31T23:59:59.999Z")))).toBe("2026-12-01");
+    expect(idMonth(newId("job", 22, new Date("2027-01-01T00:00:00.000Z")))).toBe("2027-01-01");
+    expect(idMonth(newId("event", 22, new Date("2027-01-01T00:00:00.000Z")))).toBe("2027-01-01");
+  });
+
+  it("sort by their time", () => {
+    const a = newId("job", 22, new Date("2026-11-30T23:59:59.999Z"));
+    const b = newId("job", 22, new Date("2026-12-01T00:00:00.000Z"));
+    expect(Buffer.compare(Buffer.from(a), Buffer.from(b))).toBe(-1);
+  });
+
+  it("leave every other id, old random ones included, in the legacy month", () => {
+    expect(idMonth(`lkp_${"a".repeat(22)}`)).toBe(LEGACY_MONTH);
+    expect(idMonth(newId("request"))).toBe(LEGACY_MONTH);
+    expect(idMonth("lkp_missing")).toBe(LEGACY_MONTH);
+    expect(idMonth("")).toBe(LEGACY_MONTH);
+    expect(idMonth(`lkp_${"!".repeat(26)}`)).toBe(LEGACY_MONTH);
   });
 });

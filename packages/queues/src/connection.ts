@@ -1,24 +1,92 @@
-import { Redis, type RedisOptions } from "ioredis";
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from "ioredis";
+import { parseRedisUrl } from "@svc/config";
+import calculateSlot = require("cluster-key-slot");
 
 /**
+ * A connection to one Redis or to a Redis Cluster. Both speak the same commands;
+ * what differs is that on a cluster every Lua script, MULTI and multi-key command
+ * must touch keys of one slot (./keys gives every key its hash tag) and pub/sub is
+ * sharded (./notifier).
+ */
+export type RedisClient = Redis | Cluster;
+
+export type RedisRole = "producer" | "worker" | "subscriber";
+
+/**
+ * The one way services, tools and tests connect to Redis. `url` is REDIS_URL:
+ * `redis://host:port` for one server, `redis+cluster://host:port,host:port,...` for
+ * a cluster (ioredis `Cluster` underneath; see @svc/config parseRedisUrl).
+ *
  * Producers fail fast (a request must not hang on a dead Redis); workers and
  * subscribers wait and reconnect forever (`maxRetriesPerRequest: null`), as BullMQ
- * requires for blocking connections.
+ * requires for blocking connections. A cluster's subscriber keeps one connection
+ * per master for sharded pub/sub (SSUBSCRIBE goes to the shard owning the channel).
  */
-export function createRedis(url: string, role: "producer" | "worker" | "subscriber", name: string): Redis {
+export function createRedis(url: string, role: RedisRole, name: string): RedisClient {
   const options: RedisOptions =
     role === "producer"
-      ? { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 5_000, connectionName: name }
+      ? { maxRetriesPerRequest: 1, connectTimeout: 5_000, connectionName: name }
       : { maxRetriesPerRequest: null, enableReadyCheck: true, connectionName: name };
-  const redis = new Redis(url, { ...options, lazyConnect: false });
+  const target = parseRedisUrl(url);
+  let redis: RedisClient;
+  if (target.mode === "single") {
+    redis = new Redis(target.url, { ...options, enableOfflineQueue: role !== "producer", lazyConnect: false });
+  } else {
+    const clusterOptions: ClusterOptions = {
+      redisOptions: {
+        ...options,
+        ...(target.username ? { username: target.username } : {}),
+        ...(target.password ? { password: target.password } : {}),
+        ...(target.tls ? { tls: {} } : {}),
+      },
+      // A producer's command fails rather than waits while the client has no map of the
+      // cluster; once it has one, a command to a master that just died is retried on
+      // the promoted replica (MOVED, or a refresh after the failed attempts below).
+      enableOfflineQueue: role !== "producer",
+      shardedSubscribers: role === "subscriber",
+      // A failover (node timeout plus election) takes a second or two: retry across it.
+      retryDelayOnFailover: 200,
+      retryDelayOnClusterDown: 200,
+      retryDelayOnTryAgain: 200,
+      maxRedirections: 32,
+      lazyConnect: false,
+    };
+    redis = new Cluster(target.nodes, clusterOptions);
+  }
   // Connection errors surface through command failures and reconnects; an unhandled
   // 'error' event must never crash the process.
   redis.on("error", () => undefined);
   return redis;
 }
 
+/** Whether `redis` is a cluster client. */
+export function isCluster(redis: RedisClient): redis is Cluster {
+  return redis instanceof Cluster;
+}
+
+/** The masters of a cluster, or the one server: what a SCAN or FLUSH must visit to see every key. */
+export function primariesOf(redis: RedisClient): Redis[] {
+  return isCluster(redis) ? redis.nodes("master") : [redis];
+}
+
+/** The Redis Cluster hash slot of `key` (0-16383), honouring its {hash tag}. */
+export function slotOf(key: string): number {
+  return calculateSlot(key);
+}
+
+/**
+ * Which server group (a master and its replicas) holds `key`: commands for keys of
+ * one group can share a pipeline. A single Redis is one group (""); a cluster whose
+ * slot map is not known yet answers null (send the command alone).
+ */
+export function serverGroupOf(redis: RedisClient, key: string): string | null {
+  if (!isCluster(redis)) return "";
+  const nodes = redis.slots[calculateSlot(key)];
+  return nodes && nodes.length > 0 ? nodes.join(";") : null;
+}
+
 /** Resolves once the connection is ready, or rejects after `timeoutMs`. */
-export async function waitForRedis(redis: Redis, timeoutMs = 10_000): Promise<void> {
+export async function waitForRedis(redis: RedisClient, timeoutMs = 10_000): Promise<void> {
   if (redis.status === "ready") return;
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {

@@ -1,21 +1,22 @@
 import type { Job, Worker } from "bullmq";
-import type { Redis } from "ioredis";
 import { createTestEnv, type TestEnv } from "../../../tests/support/env";
+import { redisModes } from "../../../tests/support/redis-modes";
 import { JOBS, QUEUES, type JobPayload } from "./catalog";
-import { createRedis, waitForRedis } from "./connection";
+import { createRedis, waitForRedis, type RedisClient } from "./connection";
 import { createConsumer } from "./consumer";
 import { Producer } from "./producer";
 
 /**
- * Producer → BullMQ → consumer against the real Redis. Each test uses its own
- * sub-prefix under the file's prefix, so queues never see each other's jobs.
+ * Producer → BullMQ → consumer against the real Redis, one server and a cluster. Each
+ * test uses its own sub-prefix under the file's prefix, so queues never see each
+ * other's jobs.
  */
 
 type Payload = JobPayload<"lookup.complete-test">;
 
 let env: TestEnv;
-let producerRedis: Redis;
-let workerRedis: Redis;
+let producerRedis: RedisClient;
+let workerRedis: RedisClient;
 const producers: Producer[] = [];
 const workers: Worker[] = [];
 const runs: Promise<void>[] = [];
@@ -24,17 +25,22 @@ let seq = 0;
 
 beforeAll(async () => {
   env = await createTestEnv();
-  producerRedis = createRedis(env.redisUrl, "producer", "queues-test-producer");
-  workerRedis = createRedis(env.redisUrl, "worker", "queues-test-worker");
-  await Promise.all([waitForRedis(producerRedis), waitForRedis(workerRedis)]);
 });
 
-afterAll(async () => {
-  await Promise.all(workers.map((w) => w.close()));
-  await Promise.allSettled(runs);
-  await Promise.all(producers.map((p) => p.close()));
-  await Promise.all([producerRedis?.quit().catch(() => undefined), workerRedis?.quit().catch(() => undefined)]);
-});
+/** Connections to the Redis of one describe.each mode, closed (with its workers and producers) after it. */
+function connectTo(urlOf: () => string): void {
+  beforeAll(async () => {
+    producerRedis = createRedis(urlOf(), "producer", "queues-test-producer");
+    workerRedis = createRedis(urlOf(), "worker", "queues-test-worker");
+    await Promise.all([waitForRedis(producerRedis), waitForRedis(workerRedis)]);
+  });
+  afterAll(async () => {
+    await Promise.all(workers.splice(0).map((w) => w.close()));
+    await Promise.allSettled(runs.splice(0));
+    await Promise.all(producers.splice(0).map((p) => p.close()));
+    await Promise.all([producerRedis?.quit().catch(() => undefined), workerRedis?.quit().catch(() => undefined)]);
+  });
+}
 
 afterEach(() => {
   expect(workerErrors).toEqual([]);
@@ -83,7 +89,9 @@ function jobEvent(worker: Worker, event: "completed" | "failed", jobId: string):
   });
 }
 
-describe("Producer.enqueue + createConsumer", () => {
+describe.each(redisModes())("Producer.enqueue + createConsumer on %s", (_mode, urlOf) => {
+  connectTo(urlOf);
+
   it("delivers a valid payload to the handler exactly once", async () => {
     const { prefix, producer } = freshProducer();
     const { worker, calls } = consumer(prefix);

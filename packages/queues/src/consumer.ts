@@ -1,9 +1,10 @@
 import { UnrecoverableError, Worker, type Job } from "bullmq";
 import Ajv from "ajv";
-import type { Redis } from "ioredis";
 import { metrics } from "@svc/telemetry";
 import { messageSchema, type JobName, type JobPayload, type JobsOf, type QueueName } from "./catalog";
 import { traceHandlers } from "./tracing";
+import type { RedisClient } from "./connection";
+import { queuePrefix } from "./keys";
 
 const ajv = new Ajv({ allErrors: false, strict: false });
 
@@ -19,7 +20,7 @@ export type Handlers<Q extends QueueName> = { [N in JobsOf<Q>]: (payload: JobPay
 export function createConsumer<Q extends QueueName>(
   queue: Q,
   handlers: Handlers<Q>,
-  options: { connection: Redis; prefix: string; concurrency: number; onError: (err: Error) => void; lockDurationMs?: number },
+  options: { connection: RedisClient; prefix: string; concurrency: number; onError: (err: Error) => void; lockDurationMs?: number },
 ): Worker {
   const validators = new Map<string, ReturnType<typeof ajv.compile>>();
   for (const name of Object.keys(handlers)) validators.set(name, ajv.compile(messageSchema(name as JobName)));
@@ -46,7 +47,7 @@ export function createConsumer<Q extends QueueName>(
     },
     {
       connection: options.connection,
-      prefix: `${options.prefix}:bull`,
+      prefix: queuePrefix(options.prefix, queue),
       concurrency: options.concurrency,
       autorun: false,
       lockDuration: options.lockDurationMs ?? 30_000,

@@ -6,3 +6,4 @@ export * from "./notifier";
 export * from "./events";
 export * from "./metrics";
 export * from "./inspect";
+export * from "./keys";

@@ -1,5 +1,5 @@
 import type { Queue } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./connection";
 import { metrics, onScrape } from "@svc/telemetry";
 
 const STATES = ["waiting", "active", "delayed", "failed"] as const;
@@ -29,7 +29,7 @@ function readyAt(fields: Array<string | null>): number | null {
  * Redis next to nothing. When Redis cannot be read the queue's series disappear
  * rather than show stale figures. "waiting" includes prioritized messages.
  */
-export function watchQueue(queue: Queue, redis: Redis): void {
+export function watchQueue(queue: Queue, redis: RedisClient): void {
   const name = queue.name;
   onScrape(
     `queue ${name}`,

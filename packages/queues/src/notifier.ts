@@ -1,11 +1,15 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./connection";
 
 /**
- * Completion notices over Redis pub/sub, so a request holding `wait` seconds wakes
- * the moment its lookup or job finishes instead of polling the database. A notice
- * is a hint, or at most an answer for the one request that created the lookup (see
- * LookupAnswer): every other waiter re-reads Postgres, and still re-reads once at its
- * deadline, so a lost notice costs latency, never correctness.
+ * Completion notices over Redis sharded pub/sub (SPUBLISH/SSUBSCRIBE, Redis 7), so a
+ * request holding `wait` seconds wakes the moment its lookup or job finishes instead
+ * of polling the database. Sharded, because on a Redis Cluster a classic PUBLISH is
+ * copied to every node of the cluster, while a sharded channel lives on the shard
+ * owning its slot; a single Redis 7 serves the same commands, so both take one path.
+ * A notice is a hint, or at most an answer for the one request that created the
+ * lookup (see LookupAnswer): every other waiter re-reads Postgres, and still re-reads
+ * once at its deadline, so a lost notice (a failover moving the channel's shard)
+ * costs latency, never correctness.
  */
 export function completionChannel(prefix: string): string {
   return `${prefix}:completed`;
@@ -23,9 +27,9 @@ export const MAX_ANSWER_NOTICE_BYTES = 16 * 1024;
  * notice fits MAX_ANSWER_NOTICE_BYTES. The message is the id, then a space and the
  * answer: a replica without a waiter for the id reads only up to the space.
  */
-export async function publishCompletion(redis: Redis, prefix: string, id: string, answer?: string): Promise<void> {
+export async function publishCompletion(redis: RedisClient, prefix: string, id: string, answer?: string): Promise<void> {
   const carried = answer !== undefined && id.length + 1 + Buffer.byteLength(answer) <= MAX_ANSWER_NOTICE_BYTES;
-  await redis.publish(completionChannel(prefix), carried ? `${id} ${answer}` : id);
+  await redis.spublish(completionChannel(prefix), carried ? `${id} ${answer}` : id);
 }
 
 /**
@@ -69,14 +73,14 @@ export class CompletionWaiter {
   private closed = false;
 
   constructor(
-    private readonly subscriber: Redis,
+    private readonly subscriber: RedisClient,
     private readonly prefix: string,
   ) {}
 
   async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
-    this.subscriber.on("message", (channel: string, message: string) => {
+    this.subscriber.on("smessage", (channel: string, message: string) => {
       if (channel !== completionChannel(this.prefix)) return;
       const space = message.indexOf(" ");
       const id = space < 0 ? message : message.slice(0, space);
@@ -86,7 +90,7 @@ export class CompletionWaiter {
       const wake: Wake = space < 0 ? { woken: true } : { woken: true, answer: message.slice(space + 1) };
       for (const release of set) release(wake);
     });
-    await this.subscriber.subscribe(completionChannel(this.prefix));
+    await this.subscriber.ssubscribe(completionChannel(this.prefix));
   }
 
   /**

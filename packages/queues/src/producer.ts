@@ -1,8 +1,9 @@
 import { Queue, type JobsOptions } from "bullmq";
 import Ajv, { type ValidateFunction } from "ajv";
-import type { Redis } from "ioredis";
 import { JOBS, messageSchema, QUEUES, type JobName, type JobPayload, type QueueName } from "./catalog";
 import { stampTrace, tracedSend } from "./tracing";
+import type { RedisClient } from "./connection";
+import { queuePrefix } from "./keys";
 
 /** The gateway's (and any service's) handle for enqueuing: one BullMQ Queue per queue name. */
 const ajv = new Ajv({ allErrors: false, strict: false });
@@ -19,12 +20,12 @@ export class Producer {
   private readonly queues = new Map<QueueName, Queue>();
 
   constructor(
-    connection: Redis,
+    connection: RedisClient,
     prefix: string,
     onError: (err: Error) => void = () => undefined,
   ) {
     for (const name of Object.values(QUEUES)) {
-      const queue = new Queue(name, { connection, prefix: `${prefix}:bull` });
+      const queue = new Queue(name, { connection, prefix: queuePrefix(prefix, name) });
       queue.on("error", onError);
       this.queues.set(name, queue);
     }

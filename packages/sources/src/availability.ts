@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { Cluster, Redis } from "ioredis";
 import type { CheckCode } from "@svc/domain";
 import { breakerKey, routesKey } from "./breaker";
 
@@ -7,7 +7,7 @@ import { breakerKey, routesKey } from "./breaker";
  * them: no route configured, or every route's breaker open. A check no worker has
  * advertised yet is not reported (its work waits in the queue).
  */
-export async function checksWithAllRoutesDown(redis: Redis, prefix: string, checks: readonly CheckCode[]): Promise<CheckCode[]> {
+export async function checksWithAllRoutesDown(redis: Redis | Cluster, prefix: string, checks: readonly CheckCode[]): Promise<CheckCode[]> {
   if (checks.length === 0) return [];
   const lists = await redis.mget(...checks.map((c) => routesKey(prefix, c)));
   const down: CheckCode[] = [];

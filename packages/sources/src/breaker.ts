@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { Cluster, Redis } from "ioredis";
 
 /**
  * A circuit breaker per route. After `threshold` consecutive failures the route is
@@ -14,7 +14,7 @@ export class CircuitBreaker {
 
   constructor(
     readonly route: string,
-    private readonly redis: Redis | null,
+    private readonly redis: Redis | Cluster | null,
     private readonly prefix: string,
     private readonly threshold = 5,
     private readonly cooldownMs = 10_000,
@@ -52,5 +52,11 @@ export class CircuitBreaker {
   }
 }
 
-export const breakerKey = (prefix: string, route: string) => `${prefix}:breaker:${route}`;
-export const routesKey = (prefix: string, check: string) => `${prefix}:routes:${check}`;
+/**
+ * The routes every check advertises and the routes' breaker states share one hash
+ * tag (`{<REDIS_PREFIX>:sources}`), so on a Redis Cluster they sit in one slot: the
+ * gateway reads them with one MGET, a worker advertises them in one MULTI.
+ */
+const sourcesTag = (prefix: string) => `{${prefix}:sources}`;
+export const breakerKey = (prefix: string, route: string) => `${sourcesTag(prefix)}:breaker:${route}`;
+export const routesKey = (prefix: string, check: string) => `${sourcesTag(prefix)}:routes:${check}`;

@@ -1,4 +1,4 @@
-import type { Redis } from "ioredis";
+import type { Cluster, Redis } from "ioredis";
 import type { Answer, CheckCode } from "@svc/domain";
 import { metrics, onScrape, sourceOutcome } from "@svc/telemetry";
 import { CircuitBreaker, routesKey } from "./breaker";
@@ -20,7 +20,7 @@ export class CheckRunner {
   private readonly routes = new Map<CheckCode, Route[]>();
 
   constructor(
-    private readonly redis: Redis | null,
+    private readonly redis: Redis | Cluster | null,
     private readonly prefix: string,
     private readonly onError: (route: string, err: unknown) => void = () => undefined,
   ) {}

@@ -10,6 +10,12 @@ export type Store = {
   pool: pg.Pool;
   /** The generated Prisma client (same pool, via the pg driver adapter). */
   prisma: PrismaClient;
+  /**
+   * A pool on a read replica (DATABASE_REPLICA_URL), or null when none is set. Only
+   * reads that tolerate lag may use it, and only through a rule that falls back to
+   * `pool` (the gateway's ReplicaReads); nothing writes through it.
+   */
+  replica: pg.Pool | null;
   close(): Promise<void>;
 };
 
@@ -28,29 +34,73 @@ const types = {
  * process. Every connection gets a listener of its own: the cut fails the work that
  * was using it (retried like any transient failure), and the pool drops the dead
  * connection when it is released. `onConnectionLost` hears about it (a log line).
+ *
+ * `replicaUrl` adds a second pool on a read replica (`replica`), named
+ * `<applicationName>-replica` in pg_stat_activity. It connects lazily: a replica that
+ * is down does not stop the store from being created, and its connections give up
+ * after 2 s (not 5) because every read on it has the primary to fall back to.
  */
-export function createStore(options: { databaseUrl: string; poolSize?: number; applicationName?: string; onConnectionLost?: (err: Error) => void }): Store {
-  const pool = new pg.Pool({
-    connectionString: options.databaseUrl,
-    max: options.poolSize ?? 10,
-    application_name: options.applicationName ?? "svc",
-    types,
-    connectionTimeoutMillis: 5_000,
-    idleTimeoutMillis: 30_000,
-  });
-  // An idle client losing its connection must not crash the process; the pool replaces it.
-  pool.on("error", () => undefined);
+export function createStore(options: {
+  databaseUrl: string;
+  poolSize?: number;
+  applicationName?: string;
+  onConnectionLost?: (err: Error) => void;
+  replicaUrl?: string | undefined;
+  replicaPoolSize?: number;
+}): Store {
+  const name = options.applicationName ?? "svc";
   const lost = options.onConnectionLost ?? (() => undefined);
-  pool.on("connect", (client) => client.on("error", lost));
+  const pool = newPool({ url: options.databaseUrl, max: options.poolSize ?? 10, name, connectTimeoutMs: 5_000, lost });
+  const replica = options.replicaUrl ? newPool({ url: options.replicaUrl, max: options.replicaPoolSize ?? 10, name: `${name}-replica`, connectTimeoutMs: 2_000, lost }) : null;
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   return {
     pool,
     prisma,
+    replica,
     async close() {
       await prisma.$disconnect().catch(() => undefined);
       await pool.end().catch(() => undefined);
+      await replica?.end().catch(() => undefined);
     },
   };
+}
+
+function newPool(o: { url: string; max: number; name: string; connectTimeoutMs: number; lost: (err: Error) => void }): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: o.url,
+    max: o.max,
+    application_name: o.name,
+    types,
+    connectionTimeoutMillis: o.connectTimeoutMs,
+    idleTimeoutMillis: 30_000,
+  });
+  // An idle client losing its connection must not crash the process; the pool replaces it.
+  pool.on("error", () => undefined);
+  pool.on("connect", (client) => client.on("error", o.lost));
+  return pool;
+}
+
+/** A WAL position (`16/B374D848`) as a number of bytes, comparable with another. */
+export function parseLsn(lsn: string): bigint {
+  const [hi, lo] = lsn.split("/");
+  return (BigInt(`0x${hi}`) << 32n) + BigInt(`0x${lo}`);
+}
+
+/** The primary's current WAL position: everything committed so far lies before it. */
+export async function currentWalPosition(sql: Sql): Promise<bigint> {
+  const { rows } = await sql.query<{ lsn: string }>(`SELECT pg_current_wal_lsn()::text AS lsn`);
+  return parseLsn(rows[0]!.lsn);
+}
+
+/**
+ * How far a replica has replayed the primary's WAL; null when the server is not a
+ * streaming standby (not in recovery: a copy, a logical replica), whose lag this
+ * cannot measure.
+ */
+export async function replayedWalPosition(sql: Sql): Promise<bigint | null> {
+  const { rows } = await sql.query<{ lsn: string | null }>(`SELECT CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn()::text END AS lsn`);
+  const lsn = rows[0]?.lsn;
+  return lsn ? parseLsn(lsn) : null;
 }
 
 /** Runs `fn` in one transaction on one connection; rolls back on any error. */

@@ -1,5 +1,5 @@
 import type { Sql } from "./db";
-import { newId } from "@svc/domain";
+import { idMonth, newId } from "@svc/domain";
 
 export type NewEvent = {
   accountId: string;
@@ -15,10 +15,11 @@ export type NewEvent = {
  * event exists if and only if the change it reports was committed.
  */
 export async function recordEvent(sql: Sql, e: NewEvent): Promise<string> {
-  const id = newId("event");
+  // Made at the event's own time: its partition month is the month it was created in.
+  const id = newId("event", 22, e.createdAt);
   await sql.query(
-    `INSERT INTO events (id, account_id, livemode, type, data, endpoint_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-    [id, e.accountId, e.livemode, e.type, JSON.stringify(e.data), e.endpointId, e.createdAt],
+    `INSERT INTO events (id, account_id, livemode, type, data, endpoint_id, created_at, id_month) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    [id, e.accountId, e.livemode, e.type, JSON.stringify(e.data), e.endpointId, e.createdAt, idMonth(id)],
   );
   return id;
 }

@@ -15,6 +15,7 @@ export * from "./answer-cache";
 export * from "./usage";
 export * from "./keyed-semaphore";
 export * from "./retention";
+export * from "./partitions";
 export * from "./spam-reports";
 export * from "./jobs";
 export * from "./result-rows-copy";

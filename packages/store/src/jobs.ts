@@ -1,5 +1,5 @@
 import type pg from "pg";
-import type { CheckResult } from "@svc/domain";
+import { idMonth, type CheckResult } from "@svc/domain";
 import type { Sql } from "./db";
 import type { StoredRow } from "./lookups";
 import { copyRenderedRows, type RowsCopy } from "./result-rows-copy";
@@ -119,7 +119,8 @@ export type RowFilter = { service: string; registered?: boolean | null | undefin
 /** One page of a job's rows in input order after `afterRowNo`, optionally filtered on one service's answer. */
 export async function jobRowsPage(sql: Sql, jobId: string, afterRowNo: number, limit: number, filter: RowFilter | null): Promise<StoredRow[]> {
   const conditions: string[] = [];
-  const params: unknown[] = [jobId, afterRowNo, limit];
+  // $4: the job's partition (docs/partitioning.md), so only it is read.
+  const params: unknown[] = [jobId, afterRowNo, limit, idMonth(jobId)];
   if (filter && (filter.registered !== undefined || filter.status !== undefined)) {
     params.push(filter.service);
     const svc = `$${params.length}`;
@@ -143,7 +144,7 @@ export async function jobRowsPage(sql: Sql, jobId: string, afterRowNo: number, l
   }
   const { rows } = await sql.query<StoredRow>(
     `SELECT r.row_no, r.kind, r.input_masked, r.e164, r.country, r.number_status, r.email, r.email_status, r.checks
-     FROM result_rows r WHERE r.job_id = $1 AND r.row_no > $2 ${conditions.map((c) => `AND ${c}`).join(" ")}
+     FROM result_rows r WHERE r.job_id = $1 AND r.id_month = $4 AND r.row_no > $2 ${conditions.map((c) => `AND ${c}`).join(" ")}
      ORDER BY r.row_no LIMIT $3`,
     params,
   );
@@ -221,8 +222,8 @@ export async function chunkRows(
   // The stored country spares the worker a second parse of each number (see answer-rows.ts).
   const { rows } = await sql.query(
     `SELECT row_no, kind, e164, country, email, COALESCE(number_status, email_status) AS row_status, checks
-     FROM result_rows WHERE job_id = $1 AND row_no BETWEEN $2 AND $3 ORDER BY row_no`,
-    [jobId, firstRow, lastRow],
+     FROM result_rows WHERE job_id = $1 AND id_month = $4 AND row_no BETWEEN $2 AND $3 ORDER BY row_no`,
+    [jobId, firstRow, lastRow, idMonth(jobId)],
   );
   return rows;
 }
@@ -267,8 +268,8 @@ export async function completeChunk(
   await client.query(
     `UPDATE result_rows r SET checks = u.checks, pending_checks = 0
      FROM jsonb_to_recordset($2::jsonb) AS u(row_no int, checks jsonb)
-     WHERE r.job_id = $1 AND r.row_no = u.row_no`,
-    [jobId, JSON.stringify(results)],
+     WHERE r.job_id = $1 AND r.id_month = $3 AND r.row_no = u.row_no`,
+    [jobId, JSON.stringify(results), idMonth(jobId)],
   );
   return finishChunkAccounting(client, jobId, checks, conclusive, now);
 }
@@ -341,12 +342,12 @@ async function cancelChunkRows(client: pg.PoolClient, jobId: string, range: { fi
     `UPDATE result_rows SET pending_checks = 0,
        checks = (SELECT jsonb_agg(CASE WHEN c->>'status' = 'pending' THEN c || '{"status": "cancelled"}'::jsonb ELSE c END ORDER BY ord)
                  FROM jsonb_array_elements(checks) WITH ORDINALITY AS e(c, ord))
-     WHERE job_id = $1 AND row_no BETWEEN $2 AND $3 AND pending_checks > 0`,
-    [jobId, range.first_row, range.last_row],
+     WHERE job_id = $1 AND id_month = $4 AND row_no BETWEEN $2 AND $3 AND pending_checks > 0`,
+    [jobId, range.first_row, range.last_row, idMonth(jobId)],
   );
   const { rows: n } = await client.query<{ n: number }>(
-    `SELECT COALESCE(sum(jsonb_array_length(checks)), 0)::int AS n FROM result_rows WHERE job_id = $1 AND row_no BETWEEN $2 AND $3`,
-    [jobId, range.first_row, range.last_row],
+    `SELECT COALESCE(sum(jsonb_array_length(checks)), 0)::int AS n FROM result_rows WHERE job_id = $1 AND id_month = $4 AND row_no BETWEEN $2 AND $3`,
+    [jobId, range.first_row, range.last_row, idMonth(jobId)],
   );
   return n[0]?.n ?? 0;
 }
@@ -418,7 +419,7 @@ export async function purgeJobResults(client: pg.PoolClient, jobId: string, now:
   if (rows.length === 0) return null;
   const settled = await settleFinishedJob(client, jobId, now);
   await client.query(`UPDATE jobs SET purged_at = COALESCE(purged_at, $2) WHERE id = $1`, [jobId, now]);
-  await client.query(`DELETE FROM result_rows WHERE job_id = $1`, [jobId]);
+  await client.query(`DELETE FROM result_rows WHERE job_id = $1 AND id_month = $2`, [jobId, idMonth(jobId)]);
   return settled;
 }
 

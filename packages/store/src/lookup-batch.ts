@@ -1,5 +1,6 @@
 import type { Sql } from "./db";
-import { storedRowRecord, type NewLookup } from "./lookups";
+import { idMonth } from "@svc/domain";
+import { lookupRecordOf, storedRowRecord, type NewLookup } from "./lookups";
 import { testUsageRows } from "./usage";
 
 /** One daily_usage row's increments: a batch's usage summed per (account, key, day, check). */
@@ -30,22 +31,12 @@ function summedUsage(lookups: readonly NewLookup[]): UsageSum[] {
 /** The batch as the `jsonb_to_recordset` parameter: each lookup with its rows, in the columns insertLookup writes. */
 function lookupsJson(lookups: readonly NewLookup[]): string {
   return JSON.stringify(
+    // The record a read gives, and what only the insert writes (columns not named by the statement are ignored).
     lookups.map((l) => ({
-      id: l.id,
-      account_id: l.accountId,
-      api_key_id: l.apiKeyId,
-      livemode: l.livemode,
-      status: l.status,
-      checks: l.checks,
-      row_count: l.rows.length,
-      checks_total: l.checksTotal,
+      ...lookupRecordOf(l),
       checks_done: l.status === "completed" ? l.checksTotal : 0,
-      webhook_endpoint_id: l.webhookEndpointId,
       request_id: l.requestId,
-      created_at: l.createdAt,
-      completed_at: l.completedAt,
-      completes_at: l.completesAt,
-      expires_at: l.expiresAt,
+      id_month: idMonth(l.id),
       rows: l.rows.map(storedRowRecord),
     })),
   );
@@ -68,17 +59,17 @@ export async function insertTestLookups(sql: Sql, lookups: readonly NewLookup[])
     text: `WITH batch AS (
        SELECT * FROM jsonb_to_recordset($1::jsonb) AS l(id text, account_id text, api_key_id text, livemode boolean, status text, checks text[],
          row_count int, checks_total int, checks_done int, webhook_endpoint_id text, request_id text, created_at timestamptz,
-         completed_at timestamptz, completes_at timestamptz, expires_at timestamptz, rows jsonb)),
+         completed_at timestamptz, completes_at timestamptz, expires_at timestamptz, id_month date, rows jsonb)),
      lookup AS (
        INSERT INTO lookups (id, account_id, api_key_id, livemode, status, checks, row_count, checks_total, checks_done,
-                            webhook_endpoint_id, request_id, created_at, completed_at, completes_at, expires_at)
+                            webhook_endpoint_id, request_id, created_at, completed_at, completes_at, expires_at, id_month)
        SELECT id, account_id, api_key_id, livemode, status, checks, row_count, checks_total, checks_done,
-              webhook_endpoint_id, request_id, created_at, completed_at, completes_at, expires_at
+              webhook_endpoint_id, request_id, created_at, completed_at, completes_at, expires_at, id_month
        FROM batch
-       RETURNING id),
+       RETURNING id, id_month),
      stored_rows AS (
-       INSERT INTO result_rows (lookup_id, row_no, kind, input_masked, e164, country, number_status, email, email_status, checks, pending_checks)
-       SELECT lookup.id, r.row_no, r.kind, r.input_masked, r.e164, r.country, r.number_status, r.email, r.email_status, r.checks, r.pending_checks
+       INSERT INTO result_rows (lookup_id, id_month, row_no, kind, input_masked, e164, country, number_status, email, email_status, checks, pending_checks)
+       SELECT lookup.id, lookup.id_month, r.row_no, r.kind, r.input_masked, r.e164, r.country, r.number_status, r.email, r.email_status, r.checks, r.pending_checks
        FROM lookup JOIN batch ON batch.id = lookup.id,
             jsonb_to_recordset(batch.rows) AS r(row_no int, kind text, input_masked text, e164 text, country text,
               number_status text, email text, email_status text, checks jsonb, pending_checks int)

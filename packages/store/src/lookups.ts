@@ -1,5 +1,5 @@
 import type pg from "pg";
-import type { CheckResult, ResultRow } from "@svc/domain";
+import { idMonth, type CheckResult, type ResultRow } from "@svc/domain";
 import type { Sql } from "./db";
 import type { LeaseRenewal } from "./jobs";
 import { testUsageRows, testUsageUpsert, type TestUsage } from "./usage";
@@ -84,7 +84,7 @@ function storedRowsJson(l: NewLookup): string {
   return JSON.stringify(l.rows.map(storedRowRecord));
 }
 
-/** The parameters of `lookupInsertCtes`, in its order (16 values). */
+/** The parameters of `lookupInsertCtes`, in its order (17 values). */
 export function lookupInsertValues(l: NewLookup): unknown[] {
   return [
     l.id,
@@ -103,6 +103,7 @@ export function lookupInsertValues(l: NewLookup): unknown[] {
     l.completesAt,
     l.expiresAt,
     storedRowsJson(l),
+    idMonth(l.id),
   ];
 }
 
@@ -115,14 +116,14 @@ export function lookupInsertCtes(first: number, when = "TRUE"): string {
   const p = (i: number) => `$${first + i}`;
   return `lookup AS (
        INSERT INTO lookups (id, account_id, api_key_id, livemode, status, checks, row_count, checks_total, checks_done,
-                            webhook_endpoint_id, request_id, created_at, completed_at, completes_at, expires_at)
+                            webhook_endpoint_id, request_id, created_at, completed_at, completes_at, expires_at, id_month)
        SELECT ${p(0)}, ${p(1)}, ${p(2)}, ${p(3)}::boolean, ${p(4)}, ${p(5)}::text[], ${p(6)}::int, ${p(7)}::int, ${p(8)}::int, ${p(9)}, ${p(10)},
-              ${p(11)}::timestamptz, ${p(12)}::timestamptz, ${p(13)}::timestamptz, ${p(14)}::timestamptz
+              ${p(11)}::timestamptz, ${p(12)}::timestamptz, ${p(13)}::timestamptz, ${p(14)}::timestamptz, ${p(16)}::date
        WHERE ${when}
-       RETURNING id),
+       RETURNING id, id_month),
      stored_rows AS (
-       INSERT INTO result_rows (lookup_id, row_no, kind, input_masked, e164, country, number_status, email, email_status, checks, pending_checks)
-       SELECT lookup.id, r.row_no, r.kind, r.input_masked, r.e164, r.country, r.number_status, r.email, r.email_status, r.checks, r.pending_checks
+       INSERT INTO result_rows (lookup_id, id_month, row_no, kind, input_masked, e164, country, number_status, email, email_status, checks, pending_checks)
+       SELECT lookup.id, lookup.id_month, r.row_no, r.kind, r.input_masked, r.e164, r.country, r.number_status, r.email, r.email_status, r.checks, r.pending_checks
        FROM lookup, jsonb_to_recordset(${p(15)}::jsonb) AS r(row_no int, kind text, input_masked text, e164 text, country text,
             number_status text, email text, email_status text, checks jsonb, pending_checks int)
        RETURNING 1)`;
@@ -135,7 +136,7 @@ export async function insertLookup(sql: Sql, l: NewLookup): Promise<void> {
   await sql.query({
     name: "insert-lookup",
     text: `WITH ${lookupInsertCtes(1)},
-     usage AS (${testUsageUpsert({ account: 2, key: 3, day: 17, codes: 18, checks: 19, conclusive: 21, identifiers: 20 })})
+     usage AS (${testUsageUpsert({ account: 2, key: 3, day: 18, codes: 19, checks: 20, conclusive: 22, identifiers: 21 })})
      SELECT 1`,
     values: [
       ...lookupInsertValues(l),
@@ -167,10 +168,10 @@ export async function getLookup(
            'row_no', r.row_no, 'kind', r.kind, 'input_masked', r.input_masked, 'e164', r.e164, 'country', r.country,
            'number_status', r.number_status, 'email', r.email, 'email_status', r.email_status, 'checks', r.checks)
          ORDER BY r.row_no)
-        FROM result_rows r WHERE r.lookup_id = l.id) AS rows
+        FROM result_rows r WHERE r.lookup_id = l.id AND r.id_month = $5) AS rows
      FROM lookups l
-     WHERE l.id = $1 AND l.account_id = $2 AND l.livemode = $3 AND l.expires_at > $4`,
-    [id, scope.accountId, scope.livemode, now],
+     WHERE l.id = $1 AND l.id_month = $5 AND l.account_id = $2 AND l.livemode = $3 AND l.expires_at > $4`,
+    [id, scope.accountId, scope.livemode, now, idMonth(id)],
   );
   const row = rows[0];
   if (!row) return null;
@@ -184,8 +185,8 @@ export async function getLookupIdentifiers(
   id: string,
 ): Promise<Array<{ row_no: number; kind: "number" | "email"; e164: string | null; email: string | null; number_status: string | null; email_status: string | null }>> {
   const { rows } = await sql.query(
-    `SELECT row_no, kind, e164, email, number_status, email_status FROM result_rows WHERE lookup_id = $1 ORDER BY row_no`,
-    [id],
+    `SELECT row_no, kind, e164, email, number_status, email_status FROM result_rows WHERE lookup_id = $1 AND id_month = $2 ORDER BY row_no`,
+    [id, idMonth(id)],
   );
   return rows;
 }
@@ -206,17 +207,17 @@ export async function completeLookup(
 ): Promise<LookupRecord | null> {
   const { rows } = await client.query<LookupRecord>(
     `UPDATE lookups l SET status = 'completed', completed_at = $2, checks_done = checks_total, leased_until = NULL
-     WHERE l.id = $1 AND l.status = 'pending' AND ($3::int IS NULL OR (l.attempts = $3 AND l.leased_until > $2))
+     WHERE l.id = $1 AND l.id_month = $4 AND l.status = 'pending' AND ($3::int IS NULL OR (l.attempts = $3 AND l.leased_until > $2))
      RETURNING ${LOOKUP_COLUMNS}`,
-    [id, completedAt, token ?? null],
+    [id, completedAt, token ?? null, idMonth(id)],
   );
   const lookup = rows[0];
   if (!lookup) return null;
   await client.query(
     `UPDATE result_rows r SET checks = u.checks, pending_checks = 0
      FROM jsonb_to_recordset($2::jsonb) AS u(row_no int, checks jsonb)
-     WHERE r.lookup_id = $1 AND r.row_no = u.row_no`,
-    [id, JSON.stringify(results)],
+     WHERE r.lookup_id = $1 AND r.id_month = $3 AND r.row_no = u.row_no`,
+    [id, JSON.stringify(results), idMonth(id)],
   );
   return lookup;
 }
@@ -236,7 +237,7 @@ export async function dueTestLookups(sql: Sql, now: Date, limit = 100): Promise<
  * no lookup.completed event is due. Row locks order this against completeLookup.
  */
 export async function announcePending(sql: Sql, id: string): Promise<boolean> {
-  const r = await sql.query(`UPDATE lookups SET announced_pending = true WHERE id = $1 AND status = 'pending'`, [id]);
+  const r = await sql.query(`UPDATE lookups SET announced_pending = true WHERE id = $1 AND id_month = $2 AND status = 'pending'`, [id, idMonth(id)]);
   return r.rowCount === 1;
 }
 
@@ -247,8 +248,8 @@ export async function pendingLookupRows(
 ): Promise<Array<{ row_no: number; kind: "number" | "email"; e164: string | null; email: string | null; row_status: string; checks: CheckResult[] }>> {
   const { rows } = await sql.query(
     `SELECT row_no, kind, e164, email, COALESCE(number_status, email_status) AS row_status, checks
-     FROM result_rows WHERE lookup_id = $1 AND pending_checks > 0 ORDER BY row_no`,
-    [lookupId],
+     FROM result_rows WHERE lookup_id = $1 AND id_month = $2 AND pending_checks > 0 ORDER BY row_no`,
+    [lookupId, idMonth(lookupId)],
   );
   return rows;
 }
@@ -263,9 +264,9 @@ export type LookupClaim = { attempts: number; leased_until: Date };
 export async function claimLiveLookup(sql: Sql, id: string, now: Date, leaseMs: number): Promise<LookupClaim | null> {
   const { rows } = await sql.query<LookupClaim>(
     `UPDATE lookups SET attempts = attempts + 1, leased_until = $3
-     WHERE id = $1 AND livemode = true AND status = 'pending' AND (leased_until IS NULL OR leased_until <= $2)
+     WHERE id = $1 AND id_month = $4 AND livemode = true AND status = 'pending' AND (leased_until IS NULL OR leased_until <= $2)
      RETURNING attempts, leased_until`,
-    [id, now, new Date(now.getTime() + leaseMs)],
+    [id, now, new Date(now.getTime() + leaseMs), idMonth(id)],
   );
   return rows[0] ?? null;
 }
@@ -289,14 +290,14 @@ export async function claimLiveLookupWithRows(
     name: "claim-live-lookup-rows",
     text: `WITH claimed AS (
        UPDATE lookups SET attempts = attempts + 1, leased_until = $3
-       WHERE id = $1 AND livemode = true AND status = 'pending' AND (leased_until IS NULL OR leased_until <= $2)
+       WHERE id = $1 AND id_month = $4 AND livemode = true AND status = 'pending' AND (leased_until IS NULL OR leased_until <= $2)
        RETURNING attempts, leased_until)
      SELECT c.attempts, c.leased_until,
        COALESCE((SELECT jsonb_agg(jsonb_build_object('row_no', r.row_no, 'kind', r.kind, 'e164', r.e164, 'country', r.country, 'email', r.email,
                    'row_status', COALESCE(r.number_status, r.email_status), 'checks', r.checks) ORDER BY r.row_no)
-                 FROM result_rows r WHERE r.lookup_id = $1 AND r.pending_checks > 0), '[]'::jsonb) AS rows
+                 FROM result_rows r WHERE r.lookup_id = $1 AND r.id_month = $4 AND r.pending_checks > 0), '[]'::jsonb) AS rows
      FROM claimed c`,
-    values: [id, now, new Date(now.getTime() + leaseMs)],
+    values: [id, now, new Date(now.getTime() + leaseMs), idMonth(id)],
   });
   return rows[0] ?? null;
 }
@@ -326,13 +327,13 @@ export async function completeLiveLookupAlone(
     // The rows this statement did not touch are read from its snapshot: unchanged by it.
     text: `WITH done AS (
        UPDATE lookups l SET status = 'completed', completed_at = $2, checks_done = checks_total, leased_until = NULL
-       WHERE l.id = $1 AND l.status = 'pending' AND l.attempts = $3 AND l.leased_until > $2
+       WHERE l.id = $1 AND l.id_month = $5 AND l.status = 'pending' AND l.attempts = $3 AND l.leased_until > $2
          AND NOT (l.announced_pending AND l.webhook_endpoint_id IS NOT NULL)
        RETURNING l.id, l.announced_pending),
      answered AS (
        UPDATE result_rows r SET checks = u.checks, pending_checks = 0
        FROM done, jsonb_to_recordset($4::jsonb) AS u(row_no int, checks jsonb)
-       WHERE r.lookup_id = done.id AND r.row_no = u.row_no
+       WHERE r.lookup_id = done.id AND r.id_month = $5 AND r.row_no = u.row_no
        RETURNING r.row_no, r.checks)
      SELECT EXISTS (SELECT 1 FROM done) AS done,
             (SELECT v.id FROM reservations v WHERE v.lookup_id = $1) AS reservation_id,
@@ -340,9 +341,9 @@ export async function completeLiveLookupAlone(
              FROM (SELECT row_no, checks FROM answered
                    UNION ALL
                    SELECT r.row_no, r.checks FROM result_rows r, done
-                   WHERE r.lookup_id = done.id AND r.row_no NOT IN (SELECT row_no FROM answered)) s
+                   WHERE r.lookup_id = done.id AND r.id_month = $5 AND r.row_no NOT IN (SELECT row_no FROM answered)) s
              WHERE NOT (SELECT announced_pending FROM done)) AS rows`,
-    values: [id, completedAt, token, JSON.stringify(results)],
+    values: [id, completedAt, token, JSON.stringify(results), idMonth(id)],
   });
   const row = rows[0];
   return row?.done ? { reservationId: row.reservation_id, rows: row.rows } : undefined;
@@ -351,8 +352,8 @@ export async function completeLiveLookupAlone(
 /** Extends a run's lease while it still holds it (see renewChunkLease); false = lost. */
 export async function renewLookupLease(sql: Sql, id: string, r: LeaseRenewal): Promise<boolean> {
   const { rowCount } = await sql.query(
-    `UPDATE lookups SET leased_until = $5 WHERE id = $1 AND status = 'pending' AND attempts = $2 AND leased_until = $3 AND leased_until > $4`,
-    [id, r.token, r.held, r.now, r.until],
+    `UPDATE lookups SET leased_until = $5 WHERE id = $1 AND id_month = $6 AND status = 'pending' AND attempts = $2 AND leased_until = $3 AND leased_until > $4`,
+    [id, r.token, r.held, r.now, r.until, idMonth(id)],
   );
   return rowCount === 1;
 }
@@ -360,8 +361,8 @@ export async function renewLookupLease(sql: Sql, id: string, r: LeaseRenewal): P
 /** A run that failed gives the lookup back: its lease ends at `until`, its failure back-off (see releaseChunkLease). */
 export async function releaseLookupLease(sql: Sql, id: string, token: number, until: Date): Promise<boolean> {
   const { rowCount } = await sql.query(
-    `UPDATE lookups SET leased_until = $3 WHERE id = $1 AND status = 'pending' AND attempts = $2`,
-    [id, token, until],
+    `UPDATE lookups SET leased_until = $3 WHERE id = $1 AND id_month = $4 AND status = 'pending' AND attempts = $2`,
+    [id, token, until, idMonth(id)],
   );
   return rowCount === 1;
 }

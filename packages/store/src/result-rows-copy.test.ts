@@ -1,3 +1,4 @@
+import { idMonth } from "@svc/domain";
 import type { StoredRow } from "./lookups";
 import { renderRowsChunk } from "./result-rows-copy";
 
@@ -7,7 +8,7 @@ function reference(jobId: string, rows: readonly StoredRow[]): string {
     v === null ? "\\N" : String(v).replace(/\\/g, "\\\\").replace(/\t/g, "\\t").replace(/\n/g, "\\n").replace(/\r/g, "\\r");
   return rows
     .map((r) =>
-      [jobId, r.row_no, r.kind, r.input_masked, r.e164, r.country, r.number_status, r.email, r.email_status, JSON.stringify(r.checks), r.checks.filter((c) => c.status === "pending").length]
+      [jobId, idMonth(jobId), r.row_no, r.kind, r.input_masked, r.e164, r.country, r.number_status, r.email, r.email_status, JSON.stringify(r.checks), r.checks.filter((c) => c.status === "pending").length]
         .map(field)
         .join("\t"),
     )

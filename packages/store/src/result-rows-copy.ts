@@ -2,6 +2,7 @@ import type pg from "pg";
 import { pipeline } from "node:stream/promises";
 import { Readable } from "node:stream";
 import { from as copyFrom } from "pg-copy-streams";
+import { idMonth } from "@svc/domain";
 import type { StoredRow } from "./lookups";
 
 /**
@@ -43,7 +44,8 @@ const encoder = new TextEncoder();
 
 /** Rows rendered as COPY text in a buffer of their own (transferable between threads); several such pieces make a COPY. */
 export function renderRowsChunk(jobId: string, rows: readonly StoredRow[]): Uint8Array {
-  const id = copyField(jobId);
+  // Every row carries its job's partition month (docs/partitioning.md).
+  const id = `${copyField(jobId)}\t${idMonth(jobId)}`;
   let text = "";
   for (const r of rows) {
     let pending = 0;
@@ -61,7 +63,7 @@ export function renderRowsCopy(jobId: string, rows: readonly StoredRow[]): RowsC
 /** Streams rendered rows into result_rows (several times faster than INSERT for 50,000 rows). */
 export async function copyRenderedRows(client: pg.PoolClient, copy: RowsCopy): Promise<void> {
   const sink = client.query(
-    copyFrom(`COPY result_rows (job_id, row_no, kind, input_masked, e164, country, number_status, email, email_status, checks, pending_checks) FROM STDIN`),
+    copyFrom(`COPY result_rows (job_id, id_month, row_no, kind, input_masked, e164, country, number_status, email, email_status, checks, pending_checks) FROM STDIN`),
   );
   if ("chunks" in copy) {
     await pipeline(Readable.from(copy.chunks), sink);

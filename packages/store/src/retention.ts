@@ -1,31 +1,48 @@
 import type { Sql } from "./db";
+import { EVENT_RETENTION_DAYS, PARTITION_LINGER_MS, rowDeleteCutoffs } from "./partitions";
 
 export type PurgeCounts = { lookups: number; jobs: number; cache: number; idempotency: number; usage: number; events: number; testKeyRequests: number };
 
 /** Refused test-key requests (an address and a name) are kept as long as the 3-in-30-days rule needs them. */
 const REFUSED_TEST_KEY_REQUEST_DAYS = 30;
 
-/** Events, their deliveries and attempts are kept this long (deliveries end within 24 h). */
-export const EVENT_RETENTION_DAYS = 30;
-
 /**
  * Deletes what has passed its retention period, in small batches so it never holds
- * long locks: lookups and finished jobs (with their rows: a lookup's by foreign key,
- * a job's by the trigger jobs_delete_result_rows), expired cache entries
+ * long locks: lookups and finished jobs (with their rows: a lookup's by the trigger
+ * lookups_delete_result_rows, a job's by jobs_delete_result_rows), expired cache entries
  * and idempotency records, usage days older than the account's retention, and
- * webhook events (with deliveries and attempts) older than EVENT_RETENTION_DAYS, and
+ * webhook events from before partitioning (with deliveries and attempts) older than
+ * EVENT_RETENTION_DAYS, and
  * refused test-key requests past the 30 days their rule looks back (issued ones are
  * the key's sign-up record and stay).
  * Safe to run from every replica at once (SKIP LOCKED).
+ *
+ * Lookups and job rows of a month wholly past retention are not deleted here but
+ * dropped with their partition (maintainPartitions, run first by the check-worker),
+ * and expired ones whose month will be dropped within PARTITION_LINGER_MS of their
+ * expiry wait for it (reads no longer show them); this deletes the expired rows of
+ * months that hold rows kept much longer (accounts keep their data for different
+ * numbers of days), and of the legacy partition.
  */
-export async function purgeExpired(sql: Sql, now: Date, batch = 1_000): Promise<PurgeCounts> {
+export async function purgeExpired(sql: Sql, now: Date, options: { batch?: number; lingerMs?: number } = {}): Promise<PurgeCounts> {
+  const batch = options.batch ?? 1_000;
+  // Expired rows whose month will be dropped soon wait for it (rowDeleteCutoffs).
+  const cutoffs = await rowDeleteCutoffs(sql, options.lingerMs ?? PARTITION_LINGER_MS);
   const lookups = await sql.query(
-    `DELETE FROM lookups WHERE id IN (SELECT id FROM lookups WHERE expires_at <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`,
-    [now, batch],
+    // With the partition key, so each deleted lookup is found in its own partition.
+    `DELETE FROM lookups WHERE (id, id_month) IN (
+       SELECT l.id, l.id_month FROM lookups l LEFT JOIN unnest($3::date[], $4::timestamptz[]) AS c(m, cutoff) ON c.m = l.id_month
+       WHERE l.expires_at <= $1 AND (c.cutoff IS NULL OR l.expires_at <= c.cutoff) LIMIT $2 FOR UPDATE OF l SKIP LOCKED)`,
+    [now, batch, cutoffs.map((c) => c.month), cutoffs.map((c) => c.cutoff)],
   );
   const jobs = await sql.query(
-    `DELETE FROM jobs WHERE id IN (SELECT id FROM jobs WHERE expires_at <= $1 AND status IN ('completed', 'failed', 'cancelled') LIMIT $2 FOR UPDATE SKIP LOCKED)`,
-    [now, batch],
+    // A job waits as its month's lookups do: its rows then go with the month's result_rows partition.
+    `DELETE FROM jobs WHERE id IN (
+       SELECT j.id FROM jobs j WHERE j.expires_at <= $1 AND j.status IN ('completed', 'failed', 'cancelled')
+         AND NOT EXISTS (SELECT 1 FROM unnest($3::text[], $4::text[], $5::int[], $6::timestamptz[]) AS c(lo, hi, len, cutoff)
+                         WHERE j.id COLLATE "C" >= c.lo AND j.id COLLATE "C" < c.hi AND length(j.id) = c.len AND j.expires_at > c.cutoff)
+       LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+    [now, batch, cutoffs.map((c) => c.jobs.from), cutoffs.map((c) => c.jobs.to), cutoffs.map((c) => c.jobs.length), cutoffs.map((c) => c.cutoff)],
   );
   const cache = await sql.query(
     `DELETE FROM check_cache WHERE (check_code, identifier_hash) IN (SELECT check_code, identifier_hash FROM check_cache WHERE expires_at <= $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`,
@@ -43,7 +60,8 @@ export async function purgeExpired(sql: Sql, now: Date, batch = 1_000): Promise<
     [now],
   );
   const events = await sql.query(
-    `DELETE FROM events WHERE id IN (SELECT id FROM events WHERE created_at <= $1::timestamptz - make_interval(days => $3) LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+    `DELETE FROM events WHERE id_month = '1970-01-01' AND id IN (SELECT id FROM events WHERE id_month = '1970-01-01'
+       AND created_at <= $1::timestamptz - make_interval(days => $3) LIMIT $2 FOR UPDATE SKIP LOCKED)`,
     [now, batch, EVENT_RETENTION_DAYS],
   );
   const testKeyRequests = await sql.query(

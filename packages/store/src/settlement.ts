@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { isBillable, money, type CheckResult, type IdentifierStatus, type UnitPrices } from "@svc/domain";
+import { idMonth, isBillable, money, type CheckResult, type IdentifierStatus, type UnitPrices } from "@svc/domain";
 import { recordEvent } from "./events";
 import { postLedgerTransaction, type LedgerLine } from "./ledger";
 
@@ -52,7 +52,7 @@ export async function settleReservation(
   if (!rsv || rsv.status !== "open") return NOTHING;
 
   const parent = rsv.lookup_id
-    ? await client.query<{ finished: boolean }>({ name: "settle-lookup-finished", text: `SELECT status = 'completed' AS finished FROM lookups WHERE id = $1`, values: [rsv.lookup_id] })
+    ? await client.query<{ finished: boolean }>({ name: "settle-lookup-finished", text: `SELECT status = 'completed' AS finished FROM lookups WHERE id = $1 AND id_month = $2`, values: [rsv.lookup_id, idMonth(rsv.lookup_id)] })
     : // A cancelled job is finished only once its chunks in flight are done (they are billed).
       await client.query<{ finished: boolean }>({
         name: "settle-job-finished",
@@ -68,10 +68,11 @@ export async function settleReservation(
   // named: a generic plan keeps the row range as an index condition only when the
   // text has no `$n IS NULL OR` alternative.
   const owner = rsv.lookup_id ? "lookup" : "job";
+  const ownerId = rsv.lookup_id ?? rsv.job_id ?? "";
   const { rows: resultRows } = await client.query<{ row_no: number; row_status: IdentifierStatus | null; checks: CheckResult[] }>(
     range === null
-      ? { name: `settle-rows-left-${owner}`, text: settlementRowsSql(owner, "left"), values: [rsv.lookup_id ?? rsv.job_id, rsv.id] }
-      : { name: `settle-rows-range-${owner}`, text: settlementRowsSql(owner, "range"), values: [rsv.lookup_id ?? rsv.job_id, range.first, range.last] },
+      ? { name: `settle-rows-left-${owner}`, text: settlementRowsSql(owner, "left"), values: [ownerId, rsv.id, idMonth(ownerId)] }
+      : { name: `settle-rows-range-${owner}`, text: settlementRowsSql(owner, "range"), values: [ownerId, range.first, range.last, idMonth(ownerId)] },
   );
   // The settled checks of those rows only: a chunk's settlement must not read the whole job's settlements each time.
   const { rows: done } = range
@@ -180,7 +181,7 @@ function settlementRowsSql(owner: "lookup" | "job", shape: "range" | "left"): st
     shape === "left" ? `AND NOT EXISTS (SELECT 1 FROM settlements s WHERE s.reservation_id = $2 AND s.row_no = r.row_no AND s.check_code = c->>'service')` : "";
   return `SELECT r.row_no, COALESCE(r.number_status, r.email_status) AS row_status, r.checks
      FROM result_rows r
-     WHERE r.${owner}_id = $1 ${shape === "range" ? "AND r.row_no BETWEEN $2 AND $3" : ""}
+     WHERE r.${owner}_id = $1 AND r.id_month = ${shape === "range" ? "$4" : "$3"} ${shape === "range" ? "AND r.row_no BETWEEN $2 AND $3" : ""}
        AND jsonb_typeof(r.checks) = 'array'
        AND EXISTS (SELECT 1 FROM jsonb_array_elements(r.checks) c WHERE c->>'status' <> 'pending' ${unsettled})`;
 }

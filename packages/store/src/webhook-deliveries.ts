@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { idMonth } from "@svc/domain";
 import { withTransaction, type Sql } from "./db";
 
 /**
@@ -44,10 +45,10 @@ const HELD_TTL = `interval '24 hours'`;
 export async function planEvent(sql: Sql, eventId: string, now: Date, leaseMs: number): Promise<DeliveryTask[] | null> {
   const { rows } = await sql.query<DeliveryTask & { planned: string }>(
     `WITH ev AS (
-       UPDATE events SET dispatched_at = $2 WHERE id = $1 AND dispatched_at IS NULL
-       RETURNING id, account_id, livemode, type, data, endpoint_id, created_at
+       UPDATE events SET dispatched_at = $2 WHERE id = $1 AND id_month = $4 AND dispatched_at IS NULL
+       RETURNING id, account_id, livemode, type, data, endpoint_id, created_at, id_month
      ), targets AS (
-       SELECT ev.id AS event_id, e.id AS endpoint_id, (ev.type LIKE 'webhook.%' OR e.status = 'active') AS sendable
+       SELECT ev.id AS event_id, ev.id_month, e.id AS endpoint_id, (ev.type LIKE 'webhook.%' OR e.status = 'active') AS sendable
        FROM ev JOIN webhook_endpoints e ON e.account_id = ev.account_id AND e.livemode = ev.livemode AND e.deleted_at IS NULL
        WHERE (ev.endpoint_id IS NULL OR e.id = ev.endpoint_id)
          AND (ev.type LIKE 'webhook.%' OR ev.type = ANY (e.events))
@@ -58,8 +59,8 @@ export async function planEvent(sql: Sql, eventId: string, now: Date, leaseMs: n
        -- later waits for this plan and then finds its deliveries to hold or cancel.
        FOR SHARE OF e
      ), d AS (
-       INSERT INTO webhook_deliveries (event_id, endpoint_id, status, next_attempt_at, leased_until, created_at, updated_at)
-       SELECT event_id, endpoint_id, CASE WHEN sendable THEN 'pending' ELSE 'held' END,
+       INSERT INTO webhook_deliveries (event_id, id_month, endpoint_id, status, next_attempt_at, leased_until, created_at, updated_at)
+       SELECT event_id, id_month, endpoint_id, CASE WHEN sendable THEN 'pending' ELSE 'held' END,
               CASE WHEN sendable THEN $2::timestamptz END, CASE WHEN sendable THEN $3::timestamptz END, $2, $2
        FROM targets
        ON CONFLICT (event_id, endpoint_id) DO NOTHING
@@ -68,7 +69,7 @@ export async function planEvent(sql: Sql, eventId: string, now: Date, leaseMs: n
      SELECT ev.id AS planned, t.* FROM ev LEFT JOIN (
        SELECT ${TASK_COLUMNS} FROM d JOIN ev ON true JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE d.status = 'pending'
      ) t ON true`,
-    [eventId, now, new Date(now.getTime() + leaseMs)],
+    [eventId, now, new Date(now.getTime() + leaseMs), idMonth(eventId)],
   );
   if (rows.length === 0) return null;
   return rows.filter((r) => r.delivery_id !== null).map(({ planned: _planned, ...task }) => task);
@@ -95,7 +96,7 @@ export async function leaseDeliveries(sql: Sql, selector: LeaseSelector, now: Da
     `UPDATE webhook_deliveries d SET leased_until = $2, updated_at = $1
      FROM events ev, webhook_endpoints e
      WHERE ${which} AND d.status = 'pending' AND d.next_attempt_at <= $1 AND (d.leased_until IS NULL OR d.leased_until < $1)
-       AND ev.id = d.event_id AND e.id = d.endpoint_id AND e.deleted_at IS NULL
+       AND ev.id = d.event_id AND ev.id_month = d.id_month AND e.id = d.endpoint_id AND e.deleted_at IS NULL
      RETURNING ${TASK_COLUMNS}`,
     [now, new Date(now.getTime() + leaseMs), param],
   );
@@ -123,9 +124,11 @@ export type AttemptRecord = {
 export async function recordAttempt(sql: Sql, a: AttemptRecord): Promise<DeliveryStatus | null> {
   const status: DeliveryStatus = a.succeeded ? "succeeded" : a.retryAt ? "pending" : "failed";
   const { rows } = await sql.query<{ status: DeliveryStatus }>(
+    // Filed under its delivery's (its event's) month; a repeat conflicts with that partition's (delivery_id, attempt_no).
     `WITH attempt AS (
-       INSERT INTO delivery_attempts (delivery_id, attempt_no, started_at, duration_ms, status_code, error, succeeded)
-       VALUES ($1::bigint, $2, $3, $4, $5, $6, $7) ON CONFLICT (delivery_id, attempt_no) DO NOTHING
+       INSERT INTO delivery_attempts (delivery_id, attempt_no, started_at, duration_ms, status_code, error, succeeded, id_month)
+       SELECT $1::bigint, $2, $3, $4, $5, $6, $7, d.id_month FROM webhook_deliveries d WHERE d.id = $1::bigint
+       ON CONFLICT DO NOTHING
      )
      UPDATE webhook_deliveries SET attempts = GREATEST(attempts, $2), leased_until = NULL, updated_at = $10,
        -- Held or cancelled while the attempt was under way (URL changed, endpoint
@@ -160,7 +163,7 @@ export function activateEndpoint(pool: pg.Pool, endpointId: string, challengeCre
          next_attempt_at = CASE WHEN ev.type <> 'webhook.verification' AND ev.created_at >= $2::timestamptz - ${HELD_TTL} THEN $2::timestamptz END,
          updated_at = $2
        FROM events ev
-       WHERE d.endpoint_id = $1 AND ev.id = d.event_id
+       WHERE d.endpoint_id = $1 AND ev.id = d.event_id AND ev.id_month = d.id_month
          AND (d.status = 'held' OR (d.status = 'pending' AND ev.type = 'webhook.verification' AND (d.leased_until IS NULL OR d.leased_until < $2)))
        RETURNING d.id::text AS id, d.status`,
       [endpointId, now],
@@ -173,7 +176,7 @@ export function activateEndpoint(pool: pg.Pool, endpointId: string, challengeCre
 export async function expireHeldDeliveries(sql: Sql, now: Date): Promise<number> {
   const { rowCount } = await sql.query(
     `UPDATE webhook_deliveries d SET status = 'expired', updated_at = $1
-     FROM events ev WHERE d.status = 'held' AND ev.id = d.event_id AND ev.created_at < $1::timestamptz - ${HELD_TTL}`,
+     FROM events ev WHERE d.status = 'held' AND ev.id = d.event_id AND ev.id_month = d.id_month AND ev.created_at < $1::timestamptz - ${HELD_TTL}`,
     [now],
   );
   return rowCount ?? 0;
@@ -203,9 +206,9 @@ export async function deliveryLog(sql: Sql, eventId: string): Promise<DeliveryLo
             COALESCE(json_agg(json_build_object('attempt_no', a.attempt_no, 'started_at', a.started_at, 'duration_ms', a.duration_ms,
                      'status_code', a.status_code, 'error', a.error, 'succeeded', a.succeeded) ORDER BY a.attempt_no)
                      FILTER (WHERE a.id IS NOT NULL), '[]') AS attempts
-     FROM webhook_deliveries d LEFT JOIN delivery_attempts a ON a.delivery_id = d.id
+     FROM webhook_deliveries d LEFT JOIN delivery_attempts a ON a.delivery_id = d.id AND a.id_month = $2
      WHERE d.event_id = $1 GROUP BY d.id ORDER BY d.id`,
-    [eventId],
+    [eventId, idMonth(eventId)],
   );
   return rows;
 }

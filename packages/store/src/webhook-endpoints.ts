@@ -121,7 +121,7 @@ export async function updateEndpoint(
   await client.query(
     `UPDATE webhook_deliveries d SET status = CASE WHEN ev.type = 'webhook.verification' THEN 'cancelled' ELSE 'held' END,
        next_attempt_at = NULL, updated_at = $2
-     FROM events ev WHERE d.endpoint_id = $1 AND d.status = 'pending' AND ev.id = d.event_id AND ev.type <> 'webhook.test'`,
+     FROM events ev WHERE d.endpoint_id = $1 AND d.status = 'pending' AND ev.id = d.event_id AND ev.id_month = d.id_month AND ev.type <> 'webhook.test'`,
     [id, change.now],
   );
   const { url_changed_at: changedAt, ...endpoint } = rows[0] as EndpointRecord & { url_changed_at: Date };

@@ -257,6 +257,44 @@ export const metrics = {
       }),
   ),
 
+  // Gateway reads and the read replica (DATABASE_REPLICA_URL).
+  dbReads: lazy(
+    () =>
+      new Counter({
+        name: "svc_db_reads_total",
+        help: "Reads the gateway may send to the read replica, by read (lookup, results: job result pages, download: job downloads, usage) and the database that answered (primary, replica).",
+        labelNames: ["read", "target"] as const,
+        registers,
+      }),
+  ),
+  replicaFallbacks: lazy(
+    () =>
+      new Counter({
+        name: "svc_db_replica_fallbacks_total",
+        help: "Reads meant for the read replica that the primary answered instead, by read and reason: unavailable (replica unreachable or too far behind), error (the read failed on it), behind (its copy was not yet the one the read needs).",
+        labelNames: ["read", "reason"] as const,
+        registers,
+      }),
+  ),
+  replicaLag: lazy(
+    () =>
+      new Gauge({
+        name: "svc_db_replica_lag_seconds",
+        help: "How far the read replica was behind the primary at the gateway's last probe (0 when it is not a streaming standby); not updated while the probe fails.",
+        registers,
+        aggregator: "max",
+      }),
+  ),
+  replicaUsable: lazy(
+    () =>
+      new Gauge({
+        name: "svc_db_replica_usable",
+        help: "1 when the gateway sends reads to the read replica (reachable and within DATABASE_REPLICA_MAX_LAG_MS at the last probe), else 0.",
+        registers,
+        aggregator: "min",
+      }),
+  ),
+
   // Gateway bulk intake.
   intakeTasks: lazy(
     () =>

@@ -20,6 +20,12 @@ export const CheckWorkerEnv = Type.Object({
   LOOKUP_STALE_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 10_000 }),
   /** How often data past its retention period is deleted. */
   PURGE_INTERVAL_MS: Type.Integer({ minimum: 100, maximum: 86_400_000, default: 60_000 }),
+  /**
+   * How many days an expired lookup or job (already 404 to every read) may wait for its
+   * month's partitions to be dropped instead of being deleted row by row (docs/partitioning.md).
+   * 0: every expired row is deleted at the next sweep, as before partitioning.
+   */
+  RETENTION_LINGER_DAYS: Type.Integer({ minimum: 0, maximum: 62, default: 31 }),
   /** Keys the identifier hashes of the answer cache, so cached rows cannot be reversed by enumeration. */
   CACHE_HASH_SECRET: Type.String({ minLength: 32 }),
   /** Vendor routes for whatsapp, signal.registered and number.hlr (docs/vendor-contract.md), tried in order. */

@@ -1,5 +1,5 @@
 import { failureBackoffMs, lookupCompletedData, LeaseLostError, notifyDispatcher, type WorkerContext } from "@svc/core";
-import type { CheckResult } from "@svc/domain";
+import { idMonth, type CheckResult } from "@svc/domain";
 import { lookupAnswerText, publishCompletion } from "@svc/queues";
 import { claimLiveLookupWithRows, completeLiveLookupAlone, completeLookup, recordEvent, releaseLookupLease, renewLookupLease, withTransaction } from "@svc/store";
 import { answerRows, cacheFreshAnswers } from "./answer-rows";
@@ -42,7 +42,7 @@ export async function runLiveLookup(ctx: WorkerContext, deps: WorkDeps, lookupId
           if (!done) return null;
           let eventId: string | null = null;
           if (done.announced_pending && done.webhook_endpoint_id) {
-            const { rows: all } = await client.query<{ checks: CheckResult[] }>(`SELECT checks FROM result_rows WHERE lookup_id = $1`, [lookupId]);
+            const { rows: all } = await client.query<{ checks: CheckResult[] }>(`SELECT checks FROM result_rows WHERE lookup_id = $1 AND id_month = $2`, [lookupId, idMonth(lookupId)]);
             eventId = await recordEvent(client, {
               accountId: done.account_id,
               livemode: true,

@@ -3,7 +3,7 @@ import "./tracing";
 import { loadDotEnv } from "@svc/config";
 import { QUEUES } from "@svc/queues";
 import { runWorkerService, startService, type WorkerContext } from "@svc/core";
-import { purgeExpired } from "@svc/store";
+import { maintainPartitions, purgeExpired } from "@svc/store";
 import { loadCheckWorkerConfig } from "./config";
 import { runLiveLookup } from "./live-lookups";
 import { buildRunner } from "./sources";
@@ -12,9 +12,19 @@ import { runJobChunk } from "./job-chunks";
 import type { WorkDeps } from "./leased-work";
 import { reconcileJobChunks, reconcileLiveLookups } from "./reconcile";
 
-/** Deletes lookups, job results, cache entries and usage past their retention (reads already 404). */
-async function purgeRetention(ctx: WorkerContext): Promise<void> {
-  const counts = await purgeExpired(ctx.store.pool, ctx.now());
+/**
+ * Makes the coming months' partitions and drops the months wholly past retention, then
+ * deletes the other lookups, job results, cache entries and usage past their retention
+ * (reads already 404).
+ */
+async function purgeRetention(ctx: WorkerContext, lingerDays: number): Promise<void> {
+  // Upkeep failing (a lock not granted in time, a role that does not own the tables) must not stop the deletes below.
+  const partitions = await maintainPartitions(ctx.store.pool, ctx.now()).catch((err: unknown) => {
+    ctx.logger.error({ err }, "month partition upkeep failed; retried at the next sweep");
+    return null;
+  });
+  if (partitions && (partitions.created.length > 0 || partitions.dropped.length > 0)) ctx.logger.info(partitions, "month partitions made and dropped");
+  const counts = await purgeExpired(ctx.store.pool, ctx.now(), { lingerMs: lingerDays * 86_400_000 });
   if (Object.values(counts).some((n) => n > 0)) ctx.logger.info(counts, "purged past retention");
 }
 
@@ -44,7 +54,7 @@ startService("check-worker", async () => {
       { name: "sweep due test lookups", everyMs: config.SWEEP_INTERVAL_MS, run: sweepDueTestLookups },
       { name: "reconcile live lookups", everyMs: config.SWEEP_INTERVAL_MS, run: (ctx) => reconcileLiveLookups(ctx, config.LOOKUP_STALE_MS) },
       { name: "reconcile job chunks", everyMs: config.SWEEP_INTERVAL_MS, run: (ctx) => reconcileJobChunks(ctx, config.CHUNK_STALE_MS) },
-      { name: "purge past retention", everyMs: config.PURGE_INTERVAL_MS, run: purgeRetention },
+      { name: "purge past retention", everyMs: config.PURGE_INTERVAL_MS, run: (ctx) => purgeRetention(ctx, config.RETENTION_LINGER_DAYS) },
     ],
   });
 });

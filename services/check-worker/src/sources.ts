@@ -1,11 +1,11 @@
-import type { Redis } from "ioredis";
+import type { RedisClient } from "@svc/queues";
 import type { Logger } from "@svc/runtime";
 import type { Store } from "@svc/store";
 import { CheckRunner, NetworkCarrierSource, OfflineCarrierSource, ReportStoreSpamSource, SmtpEmailSource, VendorHttpSource } from "@svc/sources";
 import type { CheckWorkerConfig } from "./config";
 
 /** The routes of every check, from configuration; a check with no route is declared so the gateway can refuse it. */
-export function buildRunner(config: CheckWorkerConfig, store: Store, redis: Redis, logger: Logger): CheckRunner {
+export function buildRunner(config: CheckWorkerConfig, store: Store, redis: RedisClient, logger: Logger): CheckRunner {
   const runner = new CheckRunner(redis, config.REDIS_PREFIX, (route, err) => logger.warn({ route, err }, "route failed"));
   runner.add(new ReportStoreSpamSource(store.pool), { timeoutMs: 2_000, concurrency: 20, retries: 1 });
   const vendorLimits = { timeoutMs: config.VENDOR_TIMEOUT_MS, concurrency: config.VENDOR_CONCURRENCY, retries: config.VENDOR_RETRIES };

@@ -76,6 +76,21 @@ export const GatewayEnv = Type.Object({
   INTAKE_THREAD_SCHED_IDLE: Type.Boolean({ default: true }),
   /** Rows per unit of work of a live job (one queue message each). */
   JOB_CHUNK_ROWS: Type.Integer({ minimum: 10, maximum: 10_000, default: 1_000 }),
+  /**
+   * A read replica (a streaming standby of DATABASE_URL's database). Unset: every read
+   * goes to the primary. Set: reads that tolerate lag may go to it — completed
+   * lookups, finished jobs' result pages and downloads, usage — under the rules in
+   * ./reads/replica-reads.ts, each falling back to the primary. The gateway starts,
+   * and stays ready, without it.
+   */
+  DATABASE_REPLICA_URL: Type.Optional(Type.String({ pattern: "^postgres(ql)?://" })),
+  /** Connections of each gateway process to the replica. */
+  DATABASE_REPLICA_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+  /**
+   * A replica measured further behind the primary than this is not read at all until it catches up.
+   * At least 1.5 s: lag is dated by the once-a-second probe's samples, so a busy replica always reads ~1 s behind.
+   */
+  DATABASE_REPLICA_MAX_LAG_MS: Type.Integer({ minimum: 1_500, maximum: 3_600_000, default: 10_000 }),
   /** Longest a request may hold for `wait` (the spec allows 30 s). */
   MAX_WAIT_SECONDS: Type.Integer({ minimum: 0, maximum: 30, default: 30 }),
   ...queueDashboardEnv,

@@ -2,20 +2,21 @@ import type { Logger } from "@svc/runtime";
 import type { KeyMode, Scope } from "@svc/domain";
 import type { IdempotencyClaimRef, KeyedSemaphore, NewLookup, Store } from "@svc/store";
 import type { CompletionWaiter, Producer } from "@svc/queues";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "@svc/queues";
 import type { Resolve } from "@svc/webhooks";
 import type { GatewayCaches } from "./cache/caches";
 import type { GatewayConfig } from "./config";
 import type { BulkIntake } from "./bulk/intake";
 import type { BulkBody } from "./bulk/intake-task";
 import type { GroupCommit } from "./lookups/test-batch";
+import type { ReplicaReads } from "./reads/replica-reads";
 
 /** Everything handlers need, built once in main.ts (or by a test). */
 export type Deps = {
   config: GatewayConfig;
   logger: Logger;
   store: Store;
-  redis: Redis;
+  redis: RedisClient;
   producer: Producer;
   waiter: CompletionWaiter;
   /** Key records and check offers, invalidated by Postgres notifications. */
@@ -26,6 +27,8 @@ export type Deps = {
   bulk: BulkIntake;
   /** Test lookups without an Idempotency-Key, written in groups (see testLookupWriter); drained before the pool closes. */
   testLookups: GroupCommit<NewLookup>;
+  /** Which database answers the reads that tolerate lag (the read replica when set and current, else the primary). */
+  reads: ReplicaReads;
   /** Resolves webhook URL hosts (injectable: tests never query a real resolver). */
   resolveHost: Resolve;
   /** Injectable clock (tests move time; production uses the wall clock). */

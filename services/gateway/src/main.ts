@@ -18,6 +18,7 @@ import { awaitDependencies, startServiceOps } from "@svc/core";
 import { gatewayMetrics, startPrimaryOps } from "./ops";
 import { startPrimaryQueueDashboard, startQueueDashboard } from "./queue-dashboard";
 import { testLookupWriter } from "./lookups/test-batch";
+import { ReplicaReads } from "./reads/replica-reads";
 
 /**
  * The API gateway: validates, authorises and enqueues; it only produces to queues.
@@ -37,6 +38,8 @@ async function main(): Promise<void> {
     poolSize: config.DATABASE_POOL_SIZE,
     applicationName: "gateway",
     onConnectionLost: (err) => logger.warn({ err }, "database connection lost mid-request (that request fails retryably)"),
+    replicaUrl: config.DATABASE_REPLICA_URL,
+    replicaPoolSize: config.DATABASE_REPLICA_POOL_SIZE,
   });
   const redis = createRedis(config.REDIS_URL, "producer", "gateway");
   const subscriber = createRedis(config.REDIS_URL, "subscriber", "gateway-sub");
@@ -55,7 +58,11 @@ async function main(): Promise<void> {
   const invalidator = new CacheInvalidator(config.DATABASE_URL, caches, logger);
   await invalidator.start();
 
-  const deps: Deps = { config, logger, store, redis, producer, waiter, caches, accountTurns: new KeyedSemaphore(config.ACCOUNT_CONCURRENCY), bulk, testLookups: testLookupWriter(store), resolveHost: systemResolver(5_000), now: () => new Date() };
+  // Not a dependency: without its replica the gateway reads the primary (and says so once).
+  const reads = new ReplicaReads(store.pool, store.replica, { maxLagMs: config.DATABASE_REPLICA_MAX_LAG_MS, logger });
+  await reads.start();
+
+  const deps: Deps = { config, logger, store, redis, producer, waiter, caches, accountTurns: new KeyedSemaphore(config.ACCOUNT_CONCURRENCY), bulk, testLookups: testLookupWriter(store), reads, resolveHost: systemResolver(5_000), now: () => new Date() };
   const server = createServer();
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
@@ -78,6 +85,7 @@ async function main(): Promise<void> {
   });
   shutdown.register("close database", 40, async () => {
     await invalidator.stop();
+    reads.stop();
     await store.close();
   });
   gatewayMetrics(bulk);

@@ -1,4 +1,4 @@
-import { isId } from "@svc/domain";
+import { idMonth, isId } from "@svc/domain";
 import { deliveryLog, redeliverEvent, type Sql } from "@svc/store";
 import { CliError, parseFlags, required } from "../args";
 import type { CliContext } from "../commands";
@@ -8,7 +8,7 @@ type EventRow = { id: string; account_id: string; livemode: boolean; type: strin
 async function findEvent(sql: Sql, args: string[]): Promise<EventRow> {
   const id = required(parseFlags(args, ["event"]), "event");
   if (!isId("event", id)) throw new CliError(`not an event id: "${id}"`);
-  const { rows } = await sql.query<EventRow>(`SELECT id, account_id, livemode, type, created_at, dispatched_at FROM events WHERE id = $1`, [id]);
+  const { rows } = await sql.query<EventRow>(`SELECT id, account_id, livemode, type, created_at, dispatched_at FROM events WHERE id = $1 AND id_month = $2`, [id, idMonth(id)]);
   if (!rows[0]) throw new CliError(`no event with id "${id}"`);
   return rows[0];
 }

@@ -119,7 +119,9 @@ export function getUsageHandler(deps: Deps): Handler {
     // retention_days days ago still has some: it counts.
     const notBefore = utcDay(new Date(today.getTime() - caller.retentionDays * DAY_MS));
     if (query.from < "1970-01-01") throw new ApiError("invalid_request", { param: "from", message: "from must be a date from 1970 on." });
-    const rows = await usageBetween(deps.store.pool, { accountId: caller.accountId, livemode: caller.livemode, from: query.from, to: query.to, notBefore, groupBy });
+    // Usage tolerates the replica's lag (at most DATABASE_REPLICA_MAX_LAG_MS): see docs/architecture.md, "Read replica".
+    const usage = { accountId: caller.accountId, livemode: caller.livemode, from: query.from, to: query.to, notBefore, groupBy };
+    const rows = (await deps.reads.read("usage", (sql) => usageBetween(sql, usage), () => true))?.value ?? (await usageBetween(deps.store.pool, usage));
     const figures = (r: { checks: number; conclusive: number; cached: number; billed_units: number; cost_micros: bigint }) => ({
       checks: r.checks,
       conclusive: r.conclusive,

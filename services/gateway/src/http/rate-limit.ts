@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { NextFunction, Request, Response } from "express";
 import { ApiError, LIMITS } from "@svc/contract";
 import { networkOf } from "@svc/domain";
+import { serverGroupOf, type RedisClient } from "@svc/queues";
 import type { Deps } from "../context";
 import { secondsUntilUtcMidnight, utcDay } from "../time";
 
@@ -25,7 +26,7 @@ redis.call('SET', KEYS[1], new_tat, 'PX', new_tat - now)
 return 0`;
 
 /** Fixed windows for the public sandbox key, per caller IP: a minute and a UTC day. */
-const WINDOWS = `
+export const WINDOWS = `
 local minute = redis.call('INCR', KEYS[1])
 if minute == 1 then redis.call('PEXPIRE', KEYS[1], 60000) end
 local day = redis.call('INCR', KEYS[2])
@@ -33,8 +34,8 @@ if day == 1 then redis.call('EXPIRE', KEYS[2], 172800) end
 local ttl = redis.call('PTTL', KEYS[1])
 return {minute, day, ttl}`;
 
-type ScriptRedis = Pick<Deps["redis"], "eval" | "evalsha">;
-type BatchRedis = ScriptRedis & Pick<Deps["redis"], "pipeline">;
+type ScriptRedis = Pick<RedisClient, "eval" | "evalsha">;
+type BatchRedis = RedisClient;
 
 const isNoScript = (err: unknown) => err instanceof Error && err.message.startsWith("NOSCRIPT");
 
@@ -70,9 +71,26 @@ export function batchedLuaScript(source: string, args: readonly string[]) {
   type Call = { key: string; resolve: (v: unknown) => void; reject: (err: unknown) => void };
   const queues = new Map<BatchRedis, Call[]>();
   const single = luaScript(source);
-  const flush = async (redis: BatchRedis) => {
+  const flush = (redis: BatchRedis) => {
     const calls = queues.get(redis) ?? [];
     queues.delete(redis);
+    // On a Redis Cluster a pipeline must stay on one server (ioredis refuses keys of
+    // slots served by different masters): one pipeline per master, and a call whose
+    // slot the client cannot place yet goes alone (ioredis routes it, following MOVED).
+    const groups = new Map<string, Call[]>();
+    for (const c of calls) {
+      const group = serverGroupOf(redis, c.key);
+      if (group === null) {
+        single(redis, [c.key], args).then(c.resolve, c.reject);
+        continue;
+      }
+      let list = groups.get(group);
+      if (!list) groups.set(group, (list = []));
+      list.push(c);
+    }
+    for (const group of groups.values()) void send(redis, group);
+  };
+  const send = async (redis: BatchRedis, calls: Call[]) => {
     // A lone call skips ioredis's Pipeline object, which costs more than the write it saves.
     if (calls.length === 1) {
       const c = calls[0] as Call;
@@ -101,7 +119,7 @@ export function batchedLuaScript(source: string, args: readonly string[]) {
       if (!calls) {
         calls = [];
         queues.set(redis, calls);
-        setImmediate(() => void flush(redis));
+        setImmediate(() => flush(redis));
       }
       calls.push({ key, resolve, reject });
     });
@@ -110,6 +128,16 @@ export function batchedLuaScript(source: string, args: readonly string[]) {
 const GCRA_ARGS = [String(1000 / LIMITS.requestsPerSecond), String(LIMITS.burst)] as const;
 const gcra = batchedLuaScript(GCRA, GCRA_ARGS);
 const windows = luaScript(WINDOWS);
+
+/**
+ * The public sandbox key's two windows for one caller network: the minute and the
+ * UTC day. One script reads and bumps both, so they share a hash tag (one slot on
+ * a Redis Cluster): `{<REDIS_PREFIX>:rl:sandbox:<network>}:m` and `...:d:<day>`.
+ */
+export function sandboxWindowKeys(redisPrefix: string, network: string, day: string): [string, string] {
+  const tag = `{${redisPrefix}:rl:sandbox:${network}}`;
+  return [`${tag}:m`, `${tag}:d:${day}`];
+}
 
 /**
  * Rate limits for authenticated requests, after the key is known and before any
@@ -125,7 +153,7 @@ export function rateLimit(deps: Deps) {
       if (caller.isSandbox) {
         const now = deps.now();
         const ip = networkOf(req.ip);
-        const [minute, day, ttl] = (await windows(deps.redis, [`${prefix}:sandbox:m:${ip}`, `${prefix}:sandbox:d:${utcDay(now)}:${ip}`], [])) as [number, number, number];
+        const [minute, day, ttl] = (await windows(deps.redis, sandboxWindowKeys(deps.config.REDIS_PREFIX, ip, utcDay(now)), [])) as [number, number, number];
         if (day > LIMITS.sandboxRequestsPerDay) {
           return next(new ApiError("rate_limited", { message: "The public sandbox key's daily limit for this address is reached.", retryAfterSeconds: secondsUntilUtcMidnight(now) }));
         }

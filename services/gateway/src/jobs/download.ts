@@ -2,10 +2,10 @@ import { Transform, type TransformCallback } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import QueryStream from "pg-query-stream";
 import { ApiError } from "@svc/contract";
-import { CHECKS, type CheckCode, type CheckResult } from "@svc/domain";
+import { CHECKS, idMonth, type CheckCode, type CheckResult } from "@svc/domain";
 import type { Deps } from "../context";
 import type { Handler } from "../http/routes";
-import { requireResults, visibleJob } from "./access";
+import { jobFinished, replicaHasFinishedJob, requireResults, visibleJob } from "./access";
 
 type Row = {
   row_no: number;
@@ -79,7 +79,9 @@ function ndjsonLine(row: Row): string {
 /**
  * GET /v1/jobs/{id}/download?format=csv|ndjson: every row in input order, streamed
  * from a database cursor in batches with backpressure, so memory stays flat
- * whatever the size of the job.
+ * whatever the size of the job. A finished job streams from the read replica when it
+ * has caught up with the job (checked in the snapshot the stream reads), else from
+ * the primary; once the first byte is sent a failure can only cut the download short.
  */
 export function downloadJobHandler(deps: Deps): Handler {
   return async ({ caller, params, query, res, req }) => {
@@ -88,12 +90,16 @@ export function downloadJobHandler(deps: Deps): Handler {
     requireResults(job);
     const format = query.format as "csv" | "ndjson";
     const checks = job.checks as CheckCode[];
-    const client = await deps.store.pool.connect();
+    // A finished job's rows are final: the replica may stream them once it has replayed the finish.
+    const replica = jobFinished(job) ? await deps.reads.snapshotWhere("download", (client) => replicaHasFinishedJob(client, job)) : (deps.reads.primaryRead("download") ?? null);
+    const client = replica?.client ?? (await deps.store.pool.connect());
+    let cutShort = false;
     try {
       const rows = client.query(
         new QueryStream(
-          `SELECT row_no, kind, input_masked, e164, country, number_status, email, email_status, checks FROM result_rows WHERE job_id = $1 ORDER BY row_no`,
-          [job.id],
+          `SELECT row_no, kind, input_masked, e164, country, number_status, email, email_status, checks FROM result_rows WHERE job_id = $1 AND id_month = $2 ORDER BY row_no`,
+          // The job's partition alone (docs/partitioning.md).
+          [job.id, idMonth(job.id)],
           { batchSize: 1_000 },
         ),
       );
@@ -109,11 +115,14 @@ export function downloadJobHandler(deps: Deps): Handler {
         },
       });
       await pipeline(rows, encode, res).catch((err) => {
+        cutShort = true;
         if (!res.writableEnded) req.log.warn({ err }, "download interrupted");
         res.destroy();
       });
     } finally {
-      client.release();
+      // A replica connection cut short mid-stream is dropped rather than pooled with its snapshot open.
+      if (replica) await replica.release(cutShort);
+      else client.release();
     }
     return null;
   };

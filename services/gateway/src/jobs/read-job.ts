@@ -1,19 +1,13 @@
 import { ApiError, LIMITS } from "@svc/contract";
 import { countSettlements, notifyDispatcher } from "@svc/core";
-import { FINAL_JOB_STATUSES, cancelJob, jobById, purgeJobResults, withTransaction, type JobRecord } from "@svc/store";
+import { FINAL_JOB_STATUSES, cancelJob, jobById, purgeJobResults, withTransaction } from "@svc/store";
 import { publishCompletion } from "@svc/queues";
 import type { Deps } from "../context";
 import type { Handler } from "../http/routes";
 import { clientGone } from "../http/client-gone";
-import { visibleJob } from "./access";
+import { jobFinished, visibleJob } from "./access";
 import { presentJob } from "./present";
 
-/**
- * Final and nothing of it still running: a cancelled job's rows in flight finish
- * (and are billed) after it reads `cancelled`; `finished_at` is set when they have.
- * The transaction that sets it also settles the job, so a finished job's cost is final.
- */
-const finished = (job: JobRecord): boolean => FINAL_JOB_STATUSES.includes(job.status) && job.finished_at !== null;
 
 /**
  * GET /v1/jobs/{id}?wait=0..30: holds until the job has finished — final, and for a
@@ -27,7 +21,7 @@ export function getJobHandler(deps: Deps): Handler {
     const deadline = Date.now() + waitMs;
     const signal = clientGone(res);
     let job = await visibleJob(deps, caller, params.id ?? "");
-    while (!finished(job) && Date.now() < deadline && !signal.aborted && !deps.waiter.isClosed) {
+    while (!jobFinished(job) && Date.now() < deadline && !signal.aborted && !deps.waiter.isClosed) {
       await deps.waiter.wait(job.id, deadline - Date.now(), signal);
       job = await visibleJob(deps, caller, job.id);
     }

@@ -5,7 +5,7 @@ import { jobRowsPage, type RowFilter } from "@svc/store";
 import type { Deps } from "../context";
 import type { Handler } from "../http/routes";
 import { readRows } from "../lookups/present";
-import { requireResults, visibleJob } from "./access";
+import { jobFinished, replicaHasFinishedJob, requireResults, visibleJob } from "./access";
 
 export const DEFAULT_PAGE = 100;
 export const MAX_PAGE = 1_000;
@@ -47,7 +47,8 @@ export function decodeCursor(secret: string, listing: string, cursor: string): n
  * GET /v1/jobs/{id}/results: rows in input order (numbers, then e-mails), each
  * with all its checks; `limit` 1-1000 (default 100); filters on one service's
  * answer (default: the job's first check), and with a filter only rows of that
- * service's input type.
+ * service's input type. The job's state comes from the primary; a finished job's
+ * rows from the read replica when it has caught up with the job (else the primary).
  */
 export function listJobResultsHandler(deps: Deps): Handler {
   return async ({ caller, params, query }: { caller: import("../context").Caller | undefined; params: Record<string, string>; query: Query }) => {
@@ -70,7 +71,16 @@ export function listJobResultsHandler(deps: Deps): Handler {
     const listing = filtered ? `${job.id}|${service}|${query.registered ?? ""}|${query.status ?? ""}` : job.id;
     const after = query.after !== undefined ? decodeCursor(deps.config.KEY_HASH_SECRET, listing, query.after) : 0;
     const limit = query.limit ?? DEFAULT_PAGE;
-    const rows = await jobRowsPage(deps.store.pool, job.id, after, limit + 1, filter);
+    // A finished job's rows are final: the replica may serve them once it has replayed the finish.
+    const fromReplica = jobFinished(job)
+      ? await deps.reads.read(
+          "results",
+          async (sql) => ((await replicaHasFinishedJob(sql, job)) ? jobRowsPage(sql, job.id, after, limit + 1, filter) : null),
+          (page) => page !== null,
+          true,
+        )
+      : deps.reads.primaryRead("results");
+    const rows = fromReplica?.value ?? (await jobRowsPage(deps.store.pool, job.id, after, limit + 1, filter));
     const page = rows.slice(0, limit);
     const hasMore = rows.length > limit;
     const last = page[page.length - 1];

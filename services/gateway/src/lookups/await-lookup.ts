@@ -24,11 +24,24 @@ async function completeIfDue(deps: Deps, lookup: LookupRecord): Promise<boolean>
  * Reads a lookup, holding up to `waitMs` while it is pending. Sleeps on a Redis
  * completion notice (or a test lookup's known completion time), never in a
  * polling loop; re-reads Postgres after each wake-up.
+ *
+ * `replicaFirst` (GET /v1/lookups/{id}): the first read asks the read replica, and
+ * its answer is taken only when it shows the lookup completed — a completed lookup
+ * never changes, so a replica that has it completed has it exactly as the primary
+ * does. Not found or pending there may only mean the replica is behind (the lookup
+ * was just created, or just completed): the primary is read. Re-reads after a
+ * wake-up always go to the primary: the notice says the lookup just changed, which
+ * the replica has likely not replayed yet.
  */
-export async function awaitLookup(deps: Deps, caller: Caller, id: string, waitMs: number, signal?: AbortSignal): Promise<LoadedLookup> {
+export async function awaitLookup(deps: Deps, caller: Caller, id: string, waitMs: number, signal?: AbortSignal, options: { replicaFirst?: boolean } = {}): Promise<LoadedLookup> {
   const deadline = Date.now() + waitMs;
+  const scope = { accountId: caller.accountId, livemode: caller.livemode };
+  if (options.replicaFirst) {
+    const completed = await deps.reads.read("lookup", (sql) => getLookup(sql, id, scope, deps.now()), (found) => found?.lookup.status === "completed");
+    if (completed?.value) return completed.value;
+  }
   for (;;) {
-    const found = await getLookup(deps.store.pool, id, { accountId: caller.accountId, livemode: caller.livemode }, deps.now());
+    const found = await getLookup(deps.store.pool, id, scope, deps.now());
     if (!found) throw new ApiError("not_found", { message: "No such lookup." });
     if (found.lookup.status === "completed") return found;
     if (await completeIfDue(deps, found.lookup)) continue;

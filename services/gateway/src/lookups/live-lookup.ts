@@ -1,12 +1,13 @@
 import { LIMITS } from "@svc/contract";
 import { initialLiveRows, newId } from "@svc/domain";
-import { lookupRecordOf, type NewLookup } from "@svc/store";
+import { lookupRecordOf } from "@svc/store";
 import type { Request, Response } from "express";
 import type { Caller, Deps, Reply } from "../context";
 import { refuseIfChecksDown } from "../requests/availability";
 import { quote, reserveAndStore } from "../requests/reserve";
 import { storedRow } from "../requests/stored-row";
 import { answerAfterWait, waitFromNow } from "./answer-after-wait";
+import { lookupToStore } from "./new-lookup";
 import { presentLookup } from "./present";
 import type { LookupBody, LookupPlan } from "./test-lookup";
 
@@ -25,23 +26,7 @@ export async function createLiveLookup(deps: Deps, req: Request, res: Response, 
   const id = newId("lookup");
   const rows = initialLiveRows(plan.rows, plan.checks);
   const pending = rows.some((r) => r.checks.some((c) => c.status === "pending"));
-  const expiresAt = new Date(now.getTime() + caller.retentionDays * 86_400_000);
-  const lookup: NewLookup = {
-    id,
-    accountId: caller.accountId,
-    apiKeyId: caller.keyId,
-    livemode: true,
-    status: pending ? "pending" : "completed",
-    checks: plan.checks,
-    checksTotal: plan.checksTotal,
-    webhookEndpointId: plan.webhookEndpointId,
-    requestId: req.id,
-    createdAt: now,
-    completedAt: pending ? null : now,
-    completesAt: null,
-    expiresAt,
-    rows: rows.map(storedRow),
-  };
+  const lookup = lookupToStore(req, caller, plan, { id, livemode: true, now, pending, completesAt: null, rows: rows.map(storedRow) });
   const reservation = { lookupId: id, expiresAt: new Date(now.getTime() + LIVE_RESERVATION_TTL_MS) };
   const reservationId = await reserveAndStore(deps, caller, q, plan.rows.length, reservation, { lookup }, req.idempotencyClaim);
   const waitSeconds = Math.min(body.wait ?? LIMITS.defaultLookupWaitSeconds, deps.config.MAX_WAIT_SECONDS);

@@ -1,6 +1,6 @@
 import { ApiError, LIMITS } from "@svc/contract";
 import { answerTestRows, newId, type PreparedRow } from "@svc/domain";
-import { insertLookup, lookupRecordOf, type NewLookup } from "@svc/store";
+import { insertLookup, lookupRecordOf } from "@svc/store";
 import type { Request, Response } from "express";
 import type { Caller, Deps, Reply } from "../context";
 import type { IdentifierBody, Plan } from "../requests/plan";
@@ -9,6 +9,7 @@ import { storedRow } from "../requests/stored-row";
 import { storeTestResource } from "../requests/test-resource";
 import { testUsage } from "../requests/test-usage";
 import { answerAfterWait } from "./answer-after-wait";
+import { lookupToStore } from "./new-lookup";
 import { presentLookup } from "./present";
 
 export type LookupBody = IdentifierBody & { wait?: number; max_cost?: { amount: string | number } };
@@ -30,24 +31,16 @@ export async function createTestLookup(deps: Deps, req: Request, res: Response, 
   }
   const id = newId("lookup");
   const pending = answered.pendingSeconds > 0;
-  const stored: NewLookup = {
+  const stored = lookupToStore(req, caller, plan, {
     id,
-    accountId: caller.accountId,
-    apiKeyId: caller.keyId,
     livemode: false,
-    status: pending ? "pending" : "completed",
-    checks: plan.checks,
-    checksTotal: plan.checksTotal,
-    webhookEndpointId: plan.webhookEndpointId,
-    requestId: req.id,
-    createdAt: now,
-    completedAt: pending ? null : now,
+    now,
+    pending,
     completesAt: pending ? new Date(now.getTime() + answered.pendingSeconds * 1000) : null,
-    expiresAt: new Date(now.getTime() + caller.retentionDays * 86_400_000),
     rows: answered.rows.map(storedRow),
     // Usage counts final answers; a pending test value's are known already (deterministic).
     usage: testUsage(plan.checks, pending ? answerTestRows(plan.rows, plan.checks, now, true).rows : answered.rows, now),
-  };
+  });
   await storeTestResource(deps, req, id, (client) => insertLookup(client, stored), () => deps.testLookups.add(stored));
   if (!pending) return { status: 200, body: presentLookup(lookupRecordOf(stored), answered.rows, deps.config.publicBaseUrl) };
 

@@ -33,6 +33,15 @@ for i, key in ipairs(KEYS) do
 end
 return 0`;
 
+/**
+ * One family's set for one account and UTC day. The script reads and adds to every
+ * family of a request at once, so an account's families of a day share a hash tag
+ * (one slot on a Redis Cluster): `{<REDIS_PREFIX>:enum:<account>:<day>}:<family>`.
+ */
+export function emailFamilyKey(redisPrefix: string, accountId: string, day: string, family: string): string {
+  return `{${redisPrefix}:enum:${accountId}:${day}}:${family}`;
+}
+
 /** `families` hold keyed digests (prepareRequest with the CACHE_HASH_SECRET digest). */
 export async function guardDailyEmailFamilies(deps: Deps, caller: Caller, families: readonly EmailFamily[]): Promise<void> {
   if (families.length === 0) return;
@@ -40,7 +49,7 @@ export async function guardDailyEmailFamilies(deps: Deps, caller: Caller, famili
   const keys: string[] = [];
   const args: string[] = [String(DAILY_FAMILY_EMAILS_LIMIT), String(2 * 86_400)];
   for (const [family, members] of families) {
-    keys.push(`${deps.config.REDIS_PREFIX}:enum:${caller.accountId}:${day}:${family}`);
+    keys.push(emailFamilyKey(deps.config.REDIS_PREFIX, caller.accountId, day, family));
     args.push(String(members.length), ...members);
   }
   const blocked = (await deps.redis.eval(SCRIPT, keys.length, ...keys, ...args)) as number;

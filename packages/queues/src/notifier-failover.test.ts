@@ -1,0 +1,66 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { runClusterDir, startCluster, stopCluster } from "../../../tests/support/redis-cluster";
+import { createRedis, isCluster, slotOf, waitForRedis, type RedisClient } from "./connection";
+import { CompletionWaiter, completionChannel, publishCompletion } from "./notifier";
+
+/**
+ * Completion notices across a failover of the shard that owns their channel, on a
+ * local Redis Cluster of this file's own (a master is killed): once the replica has
+ * taken over, a notice published from another connection wakes its waiter again —
+ * the subscriber re-subscribes on the new master by itself.
+ */
+const PREFIX = "notice-failover";
+let dir: string;
+let publisher: RedisClient;
+let subscriber: RedisClient;
+let waiter: CompletionWaiter;
+
+jest.setTimeout(60_000);
+
+beforeAll(async () => {
+  dir = `${runClusterDir()}-notices`;
+  const url = startCluster(dir);
+  publisher = createRedis(url, "producer", "notice-failover-pub");
+  subscriber = createRedis(url, "subscriber", "notice-failover-sub");
+  await Promise.all([waitForRedis(publisher), waitForRedis(subscriber)]);
+  waiter = new CompletionWaiter(subscriber, PREFIX);
+  await waiter.start();
+}, 60_000);
+
+afterAll(async () => {
+  waiter?.close();
+  await Promise.all([publisher, subscriber].filter(Boolean).map((r) => r.quit().catch(() => undefined)));
+  if (dir) stopCluster(dir);
+});
+
+/** Publishes `id`'s notice (retrying while the cluster fails over) and says whether a waiter for it woke. */
+async function noticeWakes(id: string, waitMs = 10_000): Promise<boolean> {
+  const woken = waiter.wait(id, waitMs);
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      await publishCompletion(publisher, PREFIX, id);
+      break;
+    } catch (err) {
+      if (attempt >= 50) throw err;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  return woken;
+}
+
+it("wakes waiters again once the channel's shard has failed over", async () => {
+  expect(await noticeWakes("lkp_BeforeKill01")).toBe(true);
+  const state = JSON.parse(readFileSync(path.join(dir, "cluster.json"), "utf8")) as { ports: number[]; pids: number[] };
+  if (!isCluster(publisher)) throw new Error("not a cluster client");
+  const owner = publisher.slots[slotOf(completionChannel(PREFIX))]?.[0] ?? "";
+  const port = Number(owner.split(":").pop());
+  process.kill(state.pids[state.ports.indexOf(port)] as number, "SIGKILL");
+  // The first notices may be lost while the replica takes over (a hint: waiters re-read Postgres);
+  // within a few seconds one wakes its waiter, and the next ones do too.
+  let recovered = false;
+  for (let i = 0; i < 10 && !recovered; i += 1) recovered = await noticeWakes(`lkp_AfterKill${String(i).padStart(3, "0")}`, 3_000);
+  expect(recovered).toBe(true);
+  expect(await noticeWakes("lkp_AfterKillOK1")).toBe(true);
+  expect(await noticeWakes("lkp_AfterKillOK2")).toBe(true);
+});
