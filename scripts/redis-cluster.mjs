@@ -3,13 +3,16 @@
 // `redis-server` on a loopback port, nothing on disk, a short node timeout so a killed
 // master's replica takes over in a second or two.
 //
-//   node scripts/redis-cluster.mjs start [--ports 7100-7105|auto] [--dir /tmp/svc-redis-cluster]
+//   node scripts/redis-cluster.mjs start [--ports 7100-7105|auto] [--dir /tmp/svc-redis-cluster] [--tls]
 //   node scripts/redis-cluster.mjs stop  [--dir /tmp/svc-redis-cluster]
 //
 // `start` is idempotent: when the cluster in --dir answers cluster_state:ok it is left as
 // it is. It prints the REDIS_URL that reaches it (redis+cluster://127.0.0.1:7100,...) on
 // stdout and nothing else there. `--ports auto` takes six free ports (and their cluster-bus
-// ports, +10000). `stop` kills the servers it started (their pids are in --dir) and removes --dir.
+// ports, +10000). `--tls`: clients, the cluster bus and replication speak TLS only
+// (rediss+cluster://), with certificates made for the run by openssl and signed by a CA of
+// its own, <dir>/ca.pem (give it to clients as NODE_EXTRA_CA_CERTS). `stop` kills the servers
+// it started (their pids are in --dir) and removes --dir.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
@@ -18,8 +21,28 @@ import { parseArgs } from "node:util";
 
 const NODES = 6;
 
+/** redis-cli's connection options for the cluster in `dir` (TLS with its CA when it has one). */
+function cliTls(dir, tls) {
+  return tls ? ["--tls", "--cacert", path.join(dir, "ca.pem")] : [];
+}
+
+let cliOptions = [];
+
 function redisCli(port, ...args) {
-  return spawnSync("redis-cli", ["-h", "127.0.0.1", "-p", String(port), ...args], { encoding: "utf8", timeout: 10_000 });
+  return spawnSync("redis-cli", ["-h", "127.0.0.1", "-p", String(port), ...cliOptions, ...args], { encoding: "utf8", timeout: 10_000 });
+}
+
+function openssl(dir, ...args) {
+  const result = spawnSync("openssl", args, { cwd: dir, encoding: "utf8" });
+  if (result.status !== 0) throw new Error(`openssl ${args[0]} failed: ${result.stderr}`);
+}
+
+/** A CA of the cluster's own and one server certificate it signs, for 127.0.0.1 and localhost. */
+function makeCertificates(dir) {
+  openssl(dir, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=svc test cluster CA");
+  openssl(dir, "req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1");
+  writeFileSync(path.join(dir, "server.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n");
+  openssl(dir, "x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.pem", "-days", "2", "-extfile", "server.ext");
 }
 
 function sleep(ms) {
@@ -50,8 +73,8 @@ function parsePorts(text) {
   return Array.from({ length: NODES }, (_, i) => Number(m[1]) + i);
 }
 
-function clusterUrl(ports) {
-  return `redis+cluster://${ports.map((p) => `127.0.0.1:${p}`).join(",")}`;
+function clusterUrl(ports, tls) {
+  return `${tls ? "rediss" : "redis"}+cluster://${ports.map((p) => `127.0.0.1:${p}`).join(",")}`;
 }
 
 function clusterOk(ports) {
@@ -66,15 +89,24 @@ async function waitFor(what, test, timeoutMs) {
   }
 }
 
-export async function start({ ports: portsArg = "7100-7105", dir = "/tmp/svc-redis-cluster" } = {}) {
+export async function start({ ports: portsArg = "7100-7105", dir = "/tmp/svc-redis-cluster", tls = false } = {}) {
   const stateFile = path.join(dir, "cluster.json");
   if (existsSync(stateFile)) {
     const state = JSON.parse(readFileSync(stateFile, "utf8"));
-    if (clusterOk(state.ports)) return clusterUrl(state.ports);
+    cliOptions = cliTls(dir, state.tls);
+    if (clusterOk(state.ports)) return clusterUrl(state.ports, state.tls);
     stop({ dir }); // half-started or dead: start again from nothing
   }
   const ports = portsArg === "auto" ? await autoPorts() : parsePorts(portsArg);
   mkdirSync(dir, { recursive: true });
+  if (tls) makeCertificates(dir);
+  cliOptions = cliTls(dir, tls);
+  // TLS only: no plain port; the cluster bus and replication use TLS too.
+  const tlsArgs = (port) =>
+    tls
+      ? ["--port", "0", "--tls-port", String(port), "--tls-cluster", "yes", "--tls-replication", "yes", "--tls-auth-clients", "no",
+         "--tls-cert-file", path.join(dir, "server.pem"), "--tls-key-file", path.join(dir, "server.key"), "--tls-ca-cert-file", path.join(dir, "ca.pem")]
+      : ["--port", String(port)];
   const pids = [];
   for (const port of ports) {
     const nodeDir = path.join(dir, String(port));
@@ -82,7 +114,7 @@ export async function start({ ports: portsArg = "7100-7105", dir = "/tmp/svc-red
     const result = spawnSync(
       "redis-server",
       [
-        "--port", String(port),
+        ...tlsArgs(port),
         "--bind", "127.0.0.1",
         "--dir", nodeDir,
         "--cluster-enabled", "yes",
@@ -106,10 +138,10 @@ export async function start({ ports: portsArg = "7100-7105", dir = "/tmp/svc-red
     await waitFor(`redis-server on ${port}`, () => existsSync(pidFile) && /PONG/.test(redisCli(port, "ping").stdout ?? ""), 10_000);
     pids.push(Number(readFileSync(pidFile, "utf8").trim()));
   }
-  writeFileSync(stateFile, JSON.stringify({ ports, pids }));
+  writeFileSync(stateFile, JSON.stringify({ ports, pids, tls }));
   const create = spawnSync(
     "redis-cli",
-    ["--cluster", "create", ...ports.map((p) => `127.0.0.1:${p}`), "--cluster-replicas", "1", "--cluster-yes"],
+    [...cliOptions, "--cluster", "create", ...ports.map((p) => `127.0.0.1:${p}`), "--cluster-replicas", "1", "--cluster-yes"],
     { encoding: "utf8", timeout: 60_000 },
   );
   if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stdout}\n${create.stderr}`);
@@ -129,7 +161,7 @@ export async function start({ ports: portsArg = "7100-7105", dir = "/tmp/svc-red
     },
     30_000,
   );
-  return clusterUrl(ports);
+  return clusterUrl(ports, tls);
 }
 
 export function stop({ dir = "/tmp/svc-redis-cluster" } = {}) {
@@ -157,13 +189,13 @@ export function stop({ dir = "/tmp/svc-redis-cluster" } = {}) {
 
 const isMain = process.argv[1] && path.resolve(process.argv[1]) === path.resolve(new URL(import.meta.url).pathname);
 if (isMain) {
-  const { positionals, values } = parseArgs({ allowPositionals: true, options: { ports: { type: "string" }, dir: { type: "string" } } });
+  const { positionals, values } = parseArgs({ allowPositionals: true, options: { ports: { type: "string" }, dir: { type: "string" }, tls: { type: "boolean" } } });
   const command = positionals[0];
   try {
-    if (command === "start") process.stdout.write(`${await start({ ports: values.ports, dir: values.dir })}\n`);
+    if (command === "start") process.stdout.write(`${await start({ ports: values.ports, dir: values.dir, tls: values.tls })}\n`);
     else if (command === "stop") stop({ dir: values.dir });
     else {
-      process.stderr.write("usage: node scripts/redis-cluster.mjs start|stop [--ports 7100-7105|auto] [--dir DIR]\n");
+      process.stderr.write("usage: node scripts/redis-cluster.mjs start|stop [--ports 7100-7105|auto] [--dir DIR] [--tls]\n");
       process.exit(2);
     }
   } catch (err) {

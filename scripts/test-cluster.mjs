@@ -12,8 +12,9 @@ import { run, step } from "./lib.mjs";
 /**
  * What runs on the cluster: everything that moves work through the queues and the
  * completion notices, and the Redis-facing units (queues, sources, the rate limiter).
- * The master-kill tests (tests/fleet/redis-failover, packages/queues/src/notifier-failover) start
- * clusters of their own in the main run, so they are not repeated here.
+ * The master-kill tests (tests/fleet/redis-failover, packages/queues/src/notifier-failover) and
+ * the TLS one (tests/fleet/redis-tls) start clusters of their own in the main run, so they are
+ * not repeated here.
  */
 export const CLUSTER_TEST_PATHS = [
   "packages/queues",
@@ -31,6 +32,6 @@ export const CLUSTER_TEST_PATHS = [
 const args = process.argv.slice(2);
 const paths = args.some((a) => !a.startsWith("-")) ? args : [...CLUSTER_TEST_PATHS, ...args];
 step("Running the fleet tests on a local Redis Cluster (SVC_TEST_REDIS=cluster)");
-run(process.execPath, ["node_modules/jest/bin/jest.js", ...paths, "--testPathIgnorePatterns", "/node_modules/", "/dist/", "failover\\.test\\.ts$"], {
+run(process.execPath, ["node_modules/jest/bin/jest.js", ...paths, "--testPathIgnorePatterns", "/node_modules/", "/dist/", "(failover|redis-tls)\\.test\\.ts$"], {
   env: { ...process.env, SVC_TEST_REDIS: "cluster", TURBO_TELEMETRY_DISABLED: "1" },
 });

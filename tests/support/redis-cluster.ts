@@ -21,9 +21,13 @@ export function testClusterUrl(): string {
   return startCluster(runClusterDir());
 }
 
-/** Starts (or finds running) the cluster in `dir` and returns its REDIS_URL. */
-export function startCluster(dir: string): string {
-  const result = spawnSync("flock", [`${dir}.lock`, process.execPath, SCRIPT, "start", "--ports", "auto", "--dir", dir], { encoding: "utf8", timeout: 120_000 });
+/**
+ * Starts (or finds running) the cluster in `dir` and returns its REDIS_URL. With `tls`
+ * it speaks TLS only (rediss+cluster://) with a CA of its own, `<dir>/ca.pem`.
+ */
+export function startCluster(dir: string, options: { tls?: boolean } = {}): string {
+  const args = [SCRIPT, "start", "--ports", "auto", "--dir", dir, ...(options.tls ? ["--tls"] : [])];
+  const result = spawnSync("flock", [`${dir}.lock`, process.execPath, ...args], { encoding: "utf8", timeout: 120_000 });
   if (result.status !== 0) throw new Error(`the local Redis Cluster did not start: ${result.stderr || result.error?.message}`);
   return result.stdout.trim();
 }

@@ -1,5 +1,5 @@
 import type { Store } from "@svc/store";
-import type { RedisClient } from "@svc/queues";
+import { seedNodeError, type RedisClient } from "@svc/queues";
 import { redisAddresses, redisPassword } from "@svc/config";
 
 /** How long start-up waits for Redis to answer before it gives up (Postgres: the pool's connect timeout). */
@@ -39,7 +39,11 @@ export async function awaitDependencies(options: {
   ]);
   const problems: string[] = [];
   if (postgres.status === "rejected") problems.push(unreachable("Postgres", "DATABASE_URL", config.DATABASE_URL, postgres.reason));
-  if (redis.status === "rejected") problems.push(unreachable("Redis", "REDIS_URL", config.REDIS_URL, redis.reason));
+  if (redis.status === "rejected") {
+    // A cluster names no cause of its own; its first seed node asked alone does (a refused certificate, a wrong password).
+    const seed = (redis.reason as { lastNodeError?: unknown } | undefined)?.lastNodeError ? await seedNodeError(config.REDIS_URL) : undefined;
+    problems.push(unreachable("Redis", "REDIS_URL", config.REDIS_URL, seed ? { lastNodeError: seed } : redis.reason));
+  }
   if (problems.length > 0) throw new DependencyError(problems.join("; "));
 }
 

@@ -44,6 +44,10 @@ export function createRedis(url: string, role: RedisRole, name: string): RedisCl
       // the promoted replica (MOVED, or a refresh after the failed attempts below).
       enableOfflineQueue: role !== "producer",
       shardedSubscribers: role === "subscriber",
+      // TLS: connect to each node by the name it is known by rather than an address
+      // resolved first, so the certificate is checked against that name (ioredis's
+      // advice for managed clusters). A private CA is trusted with NODE_EXTRA_CA_CERTS.
+      ...(target.tls ? { dnsLookup: (address: string, callback: (err: null, address: string) => void) => callback(null, address) } : {}),
       // A failover (node timeout plus election) takes a second or two: retry across it.
       retryDelayOnFailover: 200,
       retryDelayOnClusterDown: 200,
@@ -57,6 +61,37 @@ export function createRedis(url: string, role: RedisRole, name: string): RedisCl
   // 'error' event must never crash the process.
   redis.on("error", () => undefined);
   return redis;
+}
+
+/**
+ * Why a cluster's first seed node cannot be used, asked of it directly; undefined
+ * when it answers (or REDIS_URL is one server). A cluster client that reached no
+ * node reports only "Connection is closed." (its slot refresh silences each node's
+ * error), which says nothing of a refused certificate or password: start-up asks
+ * this when the cluster did not become ready, to say why.
+ */
+export async function seedNodeError(url: string, timeoutMs = 3_000): Promise<Error | undefined> {
+  const target = parseRedisUrl(url);
+  if (target.mode !== "cluster" || !target.nodes[0]) return undefined;
+  const seed = new Redis({
+    ...target.nodes[0],
+    ...(target.username ? { username: target.username } : {}),
+    ...(target.password ? { password: target.password } : {}),
+    ...(target.tls ? { tls: {} } : {}),
+    connectTimeout: timeoutMs,
+    retryStrategy: () => null,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+  });
+  try {
+    return await new Promise<Error | undefined>((resolve) => {
+      const timer = setTimeout(() => resolve(new Error(`no answer within ${Math.round(timeoutMs / 1000)} s`)), timeoutMs);
+      seed.once("ready", () => (clearTimeout(timer), resolve(undefined)));
+      seed.once("error", (err: Error) => (clearTimeout(timer), resolve(err)));
+    });
+  } finally {
+    seed.disconnect();
+  }
 }
 
 /** Whether `redis` is a cluster client. */
