@@ -236,6 +236,58 @@ describe("when the replica goes away", () => {
   });
 });
 
+describe("a replica whose host goes silent (no reset)", () => {
+  let silent: PostgresRelay;
+  let other: TestGateway;
+  let reader: TestKey;
+
+  beforeAll(async () => {
+    silent = new PostgresRelay({ host: "127.0.0.1", port: Number(new URL(replicaUrl).port || 5432) });
+    await silent.start();
+    other = await startTestGateway({ env, config: { DATABASE_REPLICA_URL: silent.urlFor(replicaUrl), DATABASE_REPLICA_POOL_SIZE: "2" } });
+    reader = await jobsApi(other).newKey({ accountId: owner.accountId });
+    await until("the replica is in use", async () => other.deps.reads.inUse);
+  });
+
+  afterAll(async () => {
+    await other?.close();
+    await silent?.cut();
+  });
+
+  const read = () => other.http().get(`/v1/lookups/${completedLookup}`).set(bearer(reader.key));
+
+  it("a read the replica stops answering mid-way is answered from the primary, not held for minutes", async () => {
+    expect(inputs((await read()).body)).toEqual([REPLICA]);
+    silent.freeze();
+    try {
+      // Sent while the replica is still in use: it hangs there until the statement timeout drops it.
+      const failedBefore = await fallbacksBy("lookup", "error");
+      const res = await read();
+      expect(res.status).toBe(200);
+      expect(inputs(res.body)).toHaveLength(1);
+      expect(inputs(res.body)).not.toContain(REPLICA);
+      expect(await fallbacksBy("lookup", "error")).toBe(failedBefore + 1);
+      await until("the probe sets the silent replica aside", async () => !other.deps.reads.inUse);
+    } finally {
+      silent.thaw();
+    }
+    await until("the replica is in use again", async () => other.deps.reads.inUse, 15_000);
+  }, 30_000);
+
+  it("the probe measures with a connection of its own: a replica whose pooled connections are all held is still found silent", async () => {
+    const pool = other.store.replica as pg.Pool;
+    const held = await Promise.all([pool.connect(), pool.connect()]);
+    try {
+      silent.freeze();
+      await until("the probe sets the silent replica aside", async () => !other.deps.reads.inUse);
+    } finally {
+      silent.thaw();
+      for (const c of held) c.release(true);
+    }
+    await until("the replica is in use again", async () => other.deps.reads.inUse, 15_000);
+  }, 30_000);
+});
+
 describe("a replica URL nobody answers", () => {
   it("the gateway starts and serves every read from the primary", async () => {
     const port = await freePort();

@@ -80,3 +80,19 @@ it("with replay paused: a new job comes from the primary, then the standby is se
   expect(again.body.data).toHaveLength(3);
   expect(await reads("results", "replica")).toBe(replicaBefore + 1);
 }, 30_000);
+
+it("once the standby is promoted it no longer follows the primary: it gets no reads, though its lag can no longer be measured", async () => {
+  // Last: the pair has no standby afterwards.
+  pair.promote();
+  expect((await standby.query("SELECT pg_is_in_recovery() AS r")).rows[0].r).toBe(false);
+  await until("the promoted server is set aside", async () => !gw.deps.reads.inUse);
+  const created = await gw.http().post("/v1/lookup").set(bearer(owner.key)).send({ numbers: [TEST.clean], checks: ["spam"] });
+  const before = await reads("lookup", "primary");
+  expect((await gw.http().get(`/v1/lookups/${created.body.id}`).set(bearer(owner.key))).status).toBe(200);
+  expect(await reads("lookup", "primary")).toBe(before + 1);
+  // Still set aside after further probes: not being in recovery no longer counts as current.
+  await gw.deps.reads.probe();
+  await gw.deps.reads.probe();
+  expect(gw.deps.reads.inUse).toBe(false);
+}, 30_000);
+

@@ -123,6 +123,8 @@ export class PrivateRedis {
 export class PostgresRelay {
   private server: Server | null = null;
   private readonly sockets = new Set<Socket>();
+  private readonly pairs = new Set<{ client: Socket; upstream: Socket }>();
+  private frozen = false;
   port = 0;
   constructor(private readonly target: { host: string; port: number }) {}
 
@@ -137,19 +139,50 @@ export class PostgresRelay {
   async start(port = 0): Promise<void> {
     const { createConnection } = await import("node:net");
     const server = createServer((client) => {
+      client.on("error", () => undefined);
+      if (this.frozen) {
+        // Frozen: the connection is taken and never answered.
+        this.sockets.add(client);
+        client.on("close", () => this.sockets.delete(client));
+        client.pause();
+        return;
+      }
       const upstream = createConnection(this.target);
       for (const s of [client, upstream]) {
         this.sockets.add(s);
         s.on("close", () => this.sockets.delete(s));
         s.on("error", () => undefined);
       }
+      const pair = { client, upstream };
+      this.pairs.add(pair);
       client.pipe(upstream).pipe(client);
-      client.on("close", () => upstream.destroy());
+      client.on("close", () => (upstream.destroy(), this.pairs.delete(pair)));
       upstream.on("close", () => client.destroy());
     });
     await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
     this.server = server;
     this.port = (server.address() as { port: number }).port;
+  }
+
+  /**
+   * Stops passing bytes either way without closing anything, and answers no new
+   * connection: a server whose host vanished without a reset (what the peer sees is
+   * silence, not an error).
+   */
+  freeze(): void {
+    this.frozen = true;
+    for (const { client, upstream } of this.pairs) {
+      client.unpipe(upstream);
+      upstream.unpipe(client);
+      client.pause();
+      upstream.pause();
+    }
+  }
+
+  /** Passes bytes again on the connections frozen with `freeze` (ones taken while frozen stay unanswered). */
+  thaw(): void {
+    this.frozen = false;
+    for (const { client, upstream } of this.pairs) client.pipe(upstream).pipe(client);
   }
 
   async cut(): Promise<void> {

@@ -14,7 +14,7 @@ import { adminUrl } from "./pg-admin";
  * Needs the server binaries of the Postgres the tests use (`pg_config --bindir`);
  * as root, the servers run as the `postgres` user (Postgres refuses root).
  */
-export type PgPair = { primaryUrl: string; standbyUrl: string; stop(): void };
+export type PgPair = { primaryUrl: string; standbyUrl: string; promote(): void; stop(): void };
 
 function bindir(): string {
   const fromConfig = spawnSync("pg_config", ["--bindir"], { encoding: "utf8" });
@@ -69,7 +69,9 @@ export function startPgPair(ports: { primary: number; standby: number }): PgPair
     if (dump.status !== 0) throw new Error(`pg_dump of the template failed:\n${dump.stderr}`);
     const load = spawnSync(path.join(bin, "psql"), ["-q", "-v", "ON_ERROR_STOP=1", `${primary}/svc`], { input: dump.stdout, encoding: "utf8" });
     if (load.status !== 0) throw new Error(`loading the template failed:\n${load.stderr}`);
-    return { primaryUrl: `${primary}/svc`, standbyUrl: `postgresql://postgres@127.0.0.1:${ports.standby}/svc`, stop };
+    // A failover tool's promotion: the standby stops following the primary and takes writes of its own.
+    const promote = () => void run("pg_ctl", ["-D", standbyDir, "-w", "promote"]);
+    return { primaryUrl: `${primary}/svc`, standbyUrl: `postgresql://postgres@127.0.0.1:${ports.standby}/svc`, promote, stop };
   } catch (err) {
     stop();
     throw err;

@@ -1,4 +1,4 @@
-import type pg from "pg";
+import pg from "pg";
 import type { Logger } from "@svc/runtime";
 import { currentWalPosition, replayedWalPosition } from "@svc/store";
 import { metrics } from "@svc/telemetry";
@@ -23,6 +23,12 @@ function saturated(pool: pg.Pool): boolean {
 export const REPLICA_PROBE_INTERVAL_MS = 1_000;
 /** A probe that takes longer than this fails (the replica is set aside until one succeeds). */
 const PROBE_TIMEOUT_MS = 2_000;
+/**
+ * A statement on the replica that has not answered in this long fails, its connection
+ * is dropped, and the read goes to the primary: a replica host gone without a reset
+ * would otherwise hold the request for the kernel's retransmission time (many minutes).
+ */
+export const REPLICA_STATEMENT_TIMEOUT_MS = 5_000;
 /** Primary WAL positions remembered to date the replica's position with: a minute at one a second. */
 const SAMPLES = 60;
 
@@ -46,7 +52,10 @@ export type ReplicaSnapshot = { client: pg.PoolClient; release(destroy?: boolean
  * once a second the primary's current position is sampled, and the replica's lag is
  * the age of the newest sample it has replayed past. A server that is not a
  * streaming standby (a copy, a logical replica) cannot be measured and counts as
- * current.
+ * current — unless it was a standby earlier in this process's life: a standby that
+ * has been promoted no longer follows the primary, and gets no reads.
+ * The probe has a connection of its own, outside the pool, so it measures even
+ * while streamed downloads hold every pooled one.
  *
  * A read that fails on the replica sets it aside until the next probe succeeds, so
  * a replica that dies costs the requests in flight one failed attempt each, not a
@@ -59,6 +68,9 @@ export class ReplicaReads {
   private probing: Promise<void> | null = null;
   private warned = false;
   private stopped = false;
+  /** Whether the replica has been seen replaying as a standby (then "not in recovery" means promoted). */
+  private wasStandby = false;
+  private probeClient: pg.Client | null = null;
 
   constructor(
     private readonly primary: pg.Pool,
@@ -95,6 +107,7 @@ export class ReplicaReads {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    this.dropProbeClient();
   }
 
   /**
@@ -113,7 +126,7 @@ export class ReplicaReads {
       const s = await this.snapshot();
       if (!s) return this.primaryRead(read, "error");
       try {
-        value = await query(s.client);
+        value = await timed(query(s.client));
       } catch (err) {
         this.setAside(err);
         await s.release(true);
@@ -121,9 +134,13 @@ export class ReplicaReads {
       }
       await s.release();
     } else {
+      let client: pg.PoolClient | undefined;
       try {
-        value = await query(this.replica);
+        client = await this.replica.connect();
+        value = await timed(query(client));
+        client.release();
       } catch (err) {
+        client?.release(true);
         this.setAside(err);
         return this.primaryRead(read, "error");
       }
@@ -147,7 +164,7 @@ export class ReplicaReads {
     if (!s) return this.primaryRead(read, "error") ?? null;
     let ok: boolean;
     try {
-      ok = await current(s.client);
+      ok = await timed(current(s.client));
     } catch (err) {
       this.setAside(err);
       await s.release(true);
@@ -181,7 +198,7 @@ export class ReplicaReads {
     let client: pg.PoolClient | undefined;
     try {
       client = await this.replica!.connect();
-      await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+      await timed(client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"));
     } catch (err) {
       // A connection that failed on BEGIN is dropped, not returned to the pool.
       client?.release(true);
@@ -221,26 +238,48 @@ export class ReplicaReads {
 
   private async measure(): Promise<void> {
     const now = this.options.now ?? Date.now;
-    // Every replica connection busy (reads in flight answer, so it is reachable): measure at the next tick
-    // rather than time out waiting for a connection and set a working replica aside.
-    if (saturated(this.replica!)) return;
+    let replayed: bigint | null;
     try {
-      const replayed = await withTimeout(
+      replayed = await withTimeout(
         (async () => {
           const at = now();
           this.samples.push({ at, lsn: await currentWalPosition(this.primary) });
           if (this.samples.length > SAMPLES) this.samples.shift();
-          return replayedWalPosition(this.replica!);
+          return replayedWalPosition(await this.probeConnection());
         })(),
         PROBE_TIMEOUT_MS,
       );
-      const lagMs = this.lagMs(replayed, now());
-      const usable = lagMs !== null && lagMs <= this.options.maxLagMs;
-      if (lagMs !== null) metrics.replicaLag().set(lagMs / 1000);
-      this.becomes(usable, { lagMs, maxLagMs: this.options.maxLagMs }, "read replica is behind by more than DATABASE_REPLICA_MAX_LAG_MS; reads go to the primary until it catches up");
     } catch (err) {
+      // A probe connection that failed or hangs is not asked again: the next probe opens another.
+      this.dropProbeClient();
       this.becomes(false, { err: errorSummary(err) }, "read replica unreachable; reads go to the primary until it answers");
+      return;
     }
+    if (replayed !== null) this.wasStandby = true;
+    else if (this.wasStandby) {
+      this.becomes(false, null, "read replica is no longer a standby (promoted?) and no longer follows the primary; reads go to the primary");
+      return;
+    }
+    const lagMs = this.lagMs(replayed, now());
+    const usable = lagMs !== null && lagMs <= this.options.maxLagMs;
+    if (lagMs !== null) metrics.replicaLag().set(lagMs / 1000);
+    this.becomes(usable, { lagMs, maxLagMs: this.options.maxLagMs }, "read replica is behind by more than DATABASE_REPLICA_MAX_LAG_MS; reads go to the primary until it catches up");
+  }
+
+  /** The probe's own replica connection (same settings as the pool's), opened when missing. */
+  private async probeConnection(): Promise<pg.Client> {
+    if (this.probeClient) return this.probeClient;
+    const client = new pg.Client(this.replica!.options as pg.ClientConfig);
+    client.on("error", () => undefined); // a lost connection fails the next probe, which drops it
+    this.probeClient = client;
+    await client.connect();
+    return client;
+  }
+
+  private dropProbeClient(): void {
+    const client = this.probeClient;
+    this.probeClient = null;
+    if (client) void client.end().catch(() => undefined);
   }
 
   /**
@@ -272,6 +311,10 @@ export class ReplicaReads {
 function errorSummary(err: unknown): Record<string, unknown> {
   const e = err as { code?: unknown; message?: unknown } | null;
   return { code: typeof e?.code === "string" ? e.code : undefined, message: typeof e?.message === "string" ? e.message : String(err) };
+}
+
+function timed<T>(work: Promise<T>): Promise<T> {
+  return withTimeout(work, REPLICA_STATEMENT_TIMEOUT_MS);
 }
 
 function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
