@@ -295,6 +295,41 @@ describe("month partitions of lookups, result_rows, events and delivery_attempts
     expect(await ensureMonthPartitions(store.pool, at("2037-06-15T00:00:00.000Z"), 0)).toEqual(["2037-06-01"]);
   });
 
+  it("tries a lock again a few times within the upkeep: an account write held for 2.5 s only delays it", async () => {
+    const holder = await store.pool.connect();
+    try {
+      await holder.query("BEGIN");
+      await holder.query(`UPDATE accounts SET id = id WHERE id = $1`, [owner.accountId]);
+      const released = new Promise((r) => setTimeout(r, 2_500)).then(() => holder.query("ROLLBACK"));
+      // Each wait is 250 ms (what an account write queued behind the attach can feel); the attempts span 3 s.
+      expect(await ensureMonthPartitions(store.pool, at("2037-09-15T00:00:00.000Z"), 0)).toEqual(["2037-09-01"]);
+      await released;
+    } finally {
+      holder.release();
+    }
+  });
+
+  it("drops a month's result rows while a download of another month is streaming: the detach waits for that reader instead of giving up", async () => {
+    await ensureMonthPartitions(store.pool, at("2038-03-15T00:00:00.000Z"));
+    await lookupAt(at("2038-03-02T00:00:00.000Z"), at("2038-04-01T00:00:00.000Z"));
+    await jobAt(at("2038-03-10T00:00:00.000Z"), at("2038-04-09T00:00:00.000Z"), 3);
+    const may20 = at("2038-05-20T00:00:00.000Z");
+    await ensureMonthPartitions(store.pool, may20); // so the upkeep below goes straight to the drops
+    const reader = await store.pool.connect();
+    try {
+      // A download reads the parent table for seconds (one statement over a cursor; here one transaction).
+      await reader.query("BEGIN");
+      await reader.query(`SELECT count(*) FROM result_rows WHERE id_month = '2038-04-01'`);
+      const finished = new Promise((r) => setTimeout(r, 3_000)).then(() => reader.query("COMMIT"));
+      const { dropped } = await maintainPartitions(store.pool, may20);
+      await finished;
+      expect(dropped).toContainEqual(expect.objectContaining({ month: "2038-03-01", tables: expect.arrayContaining(["result_rows_p2038_03", "lookups_p2038_03"]) }));
+      expect([await exists("lookups_p2038_03"), await exists("result_rows_p2038_03")]).toEqual([false, false]);
+    } finally {
+      reader.release();
+    }
+  });
+
   it("with one retention period for everyone, deletes no expired row one by one: they stop being readable, then go with their month", async () => {
     await ensureMonthPartitions(store.pool, at("2035-03-15T00:00:00.000Z"));
     // Every account keeps 30 days: March's lookups and job expire between April 1st and 19th.

@@ -48,23 +48,50 @@ export async function ensureMonthPartitions(pool: pg.Pool, now: Date, ahead = PA
   const made: string[] = [];
   for (let n = 0; n <= ahead; n++) {
     const month = monthStart(monthAfter(now, n));
-    const { rows } = await withTransaction(pool, async (client) => {
-      await client.query(`SET LOCAL lock_timeout = ${PARTITION_LOCK_TIMEOUT_MS}`);
-      return client.query<{ made: number }>(`SELECT svc_create_month_partitions($1::date) AS made`, [month]);
-    });
+    const { rows } = await retryOnLockTimeout(() =>
+      withTransaction(pool, async (client) => {
+        await client.query(`SET LOCAL lock_timeout = ${PARTITION_LOCK_TIMEOUT_MS}`);
+        return client.query<{ made: number }>(`SELECT svc_create_month_partitions($1::date) AS made`, [month]);
+      }),
+    );
     if ((rows[0]?.made ?? 0) > 0) made.push(month);
   }
   return made;
 }
 
 /**
- * Attaching, detaching and dropping a partition lock the tables its foreign keys
- * reference (accounts, api_keys, webhook_deliveries) until done; waiting behind a long
- * transaction would hold every write to those tables behind it. So the upkeep waits
- * at most this long for a lock and otherwise tries again at the next sweep (months
- * are made PARTITION_MONTHS_AHEAD ahead, drops can wait).
+ * Attaching, detaching and dropping a partition of lookups, events or
+ * delivery_attempts lock the tables its foreign keys reference (accounts and api_keys
+ * in SHARE ROW EXCLUSIVE, and ACCESS EXCLUSIVE for the drop of a detached table;
+ * webhook_deliveries) until done. While such a statement waits behind a long
+ * transaction, every request touching those tables queues behind it: so it waits at
+ * most this long, and is tried again a few times (LOCK_ATTEMPTS) and otherwise at the
+ * next sweep (months are made PARTITION_MONTHS_AHEAD ahead, drops can wait). A request
+ * is held up by at most this, once per attempt.
  */
-export const PARTITION_LOCK_TIMEOUT_MS = 2_000;
+export const PARTITION_LOCK_TIMEOUT_MS = 250;
+const LOCK_ATTEMPTS = 5;
+const LOCK_RETRY_PAUSE_MS = 500;
+
+/**
+ * result_rows has no foreign keys: detaching one of its months blocks no reads or
+ * writes (SHARE UPDATE EXCLUSIVE on the parent), but DETACH … CONCURRENTLY waits for
+ * every transaction that reads the parent, a streamed download included. It may wait
+ * this long, so that downloads always under way do not keep a month from going.
+ */
+export const RESULT_ROWS_DETACH_WAIT_MS = 60_000;
+
+/** Runs `work` again after a pause when it failed on lock_timeout (55P03), up to LOCK_ATTEMPTS times. */
+async function retryOnLockTimeout<T>(work: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await work();
+    } catch (err) {
+      if ((err as { code?: string }).code !== "55P03" || attempt >= LOCK_ATTEMPTS) throw err;
+      await new Promise((r) => setTimeout(r, LOCK_RETRY_PAUSE_MS));
+    }
+  }
+}
 
 /** Deliveries of a dropped event month deleted per statement: short transactions, not one for the month. */
 const DELIVERY_DELETE_BATCH = 5_000;
@@ -193,21 +220,32 @@ export async function dropExpiredPartitions(pool: pg.Pool, now: Date): Promise<D
     const { rows } = await client.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(hashtext('svc_drop_month_partitions')) AS ok`);
     locked = rows[0]?.ok === true;
     if (!locked) return dropped;
-    await client.query(`SET lock_timeout = ${PARTITION_LOCK_TIMEOUT_MS}`);
+    const lockTimeout = (ms: number) => client.query(`SET lock_timeout = ${ms}`);
+    await lockTimeout(PARTITION_LOCK_TIMEOUT_MS);
     // Leftovers of a run cut short: detached month tables not dropped yet.
     const { rows: orphans } = await client.query<{ name: string }>(
       `SELECT c.relname AS name FROM pg_class c
        WHERE c.relkind = 'r' AND NOT c.relispartition AND c.relnamespace = current_schema()::regnamespace
          AND c.relname ~ '^(lookups|result_rows|events|delivery_attempts)_p[0-9]{4}_[0-9]{2}$'`,
     );
-    for (const o of orphans) await client.query(`DROP TABLE IF EXISTS "${o.name}"`);
+    for (const o of orphans) await retryOnLockTimeout(() => client.query(`DROP TABLE IF EXISTS "${o.name}"`));
     const parts = await monthPartitions(client);
     const drop = async (table: MonthPartition["table"], month: string, tables: string[]) => {
       const part = parts.find((p) => p.table === table && p.month === month);
       if (!part) return;
       // Names come from the catalogue and match MONTH_PARTITION: safe to quote as identifiers.
-      await client.query(`ALTER TABLE "${table}" DETACH PARTITION "${part.name}" ${part.detachPending ? "FINALIZE" : "CONCURRENTLY"}`);
-      await client.query(`DROP TABLE "${part.name}"`);
+      await retryOnLockTimeout(async () => {
+        // Where the last attempt left it: a detach cut short by its lock timeout is pending, and is finished.
+        const now = (await monthPartitions(client)).find((p) => p.name === part.name);
+        if (!now) return;
+        if (table === "result_rows") await lockTimeout(RESULT_ROWS_DETACH_WAIT_MS);
+        try {
+          await client.query(`ALTER TABLE "${table}" DETACH PARTITION "${part.name}" ${now.detachPending ? "FINALIZE" : "CONCURRENTLY"}`);
+        } finally {
+          if (table === "result_rows") await lockTimeout(PARTITION_LOCK_TIMEOUT_MS);
+        }
+      });
+      await retryOnLockTimeout(() => client.query(`DROP TABLE "${part.name}"`));
       tables.push(part.name);
     };
     const months = [...new Set(parts.map((p) => p.month))].sort();

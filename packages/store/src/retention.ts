@@ -1,3 +1,4 @@
+import { LEGACY_MONTH } from "@svc/domain";
 import type { Sql } from "./db";
 import { EVENT_RETENTION_DAYS, PARTITION_LINGER_MS, rowDeleteCutoffs } from "./partitions";
 
@@ -28,12 +29,17 @@ export async function purgeExpired(sql: Sql, now: Date, options: { batch?: numbe
   const batch = options.batch ?? 1_000;
   // Expired rows whose month will be dropped soon wait for it (rowDeleteCutoffs).
   const cutoffs = await rowDeleteCutoffs(sql, options.lingerMs ?? PARTITION_LINGER_MS);
+  // Each month partition is searched on its own expires_at index up to its own cutoff, so
+  // the expired rows waiting for their month (about a month of traffic) are never read;
+  // the legacy partition (ids without a month) up to now.
+  const months = [...cutoffs.map((c) => ({ month: c.month, cutoff: c.cutoff < now ? c.cutoff : now })), { month: LEGACY_MONTH, cutoff: now }];
   const lookups = await sql.query(
     // With the partition key, so each deleted lookup is found in its own partition.
     `DELETE FROM lookups WHERE (id, id_month) IN (
-       SELECT l.id, l.id_month FROM lookups l LEFT JOIN unnest($3::date[], $4::timestamptz[]) AS c(m, cutoff) ON c.m = l.id_month
-       WHERE l.expires_at <= $1 AND (c.cutoff IS NULL OR l.expires_at <= c.cutoff) LIMIT $2 FOR UPDATE OF l SKIP LOCKED)`,
-    [now, batch, cutoffs.map((c) => c.month), cutoffs.map((c) => c.cutoff)],
+       SELECT l.id, l.id_month FROM unnest($2::date[], $3::timestamptz[]) AS c(m, cutoff)
+       CROSS JOIN LATERAL (SELECT id, id_month FROM lookups WHERE id_month = c.m AND expires_at <= c.cutoff LIMIT $1 FOR UPDATE SKIP LOCKED) l
+       LIMIT $1)`,
+    [batch, months.map((m) => m.month), months.map((m) => m.cutoff)],
   );
   const jobs = await sql.query(
     // A job waits as its month's lookups do: its rows then go with the month's result_rows partition.
