@@ -13,6 +13,23 @@ export type RedisClient = Redis | Cluster;
 export type RedisRole = "producer" | "worker" | "subscriber";
 
 /**
+ * A producer's command that has had no reply in this long fails. A Redis (or a
+ * cluster master) that stops answering without closing its connections (a frozen
+ * host, a cut network) would otherwise hold the command, and the request waiting on
+ * it, for good. Long enough to ride out a cluster failover (see below).
+ */
+export const PRODUCER_COMMAND_TIMEOUT_MS = 10_000;
+
+/**
+ * How often a cluster client asks the cluster for its slot map. Without it the client
+ * learns of a failover only from a command's error, and a master that went silent
+ * gives none: its commands (a worker's blocking wait included) would sit on the
+ * silent connection. With it, the promoted replica replaces the silent master within
+ * this long of the cluster's own failover, and the commands waiting on it are sent there.
+ */
+export const CLUSTER_SLOTS_REFRESH_MS = 2_000;
+
+/**
  * The one way services, tools and tests connect to Redis. `url` is REDIS_URL:
  * `redis://host:port` for one server, `redis+cluster://host:port,host:port,...` for
  * a cluster (ioredis `Cluster` underneath; see @svc/config parseRedisUrl).
@@ -25,7 +42,7 @@ export type RedisRole = "producer" | "worker" | "subscriber";
 export function createRedis(url: string, role: RedisRole, name: string): RedisClient {
   const options: RedisOptions =
     role === "producer"
-      ? { maxRetriesPerRequest: 1, connectTimeout: 5_000, connectionName: name }
+      ? { maxRetriesPerRequest: 1, connectTimeout: 5_000, commandTimeout: PRODUCER_COMMAND_TIMEOUT_MS, connectionName: name }
       : { maxRetriesPerRequest: null, enableReadyCheck: true, connectionName: name };
   const target = parseRedisUrl(url);
   let redis: RedisClient;
@@ -53,6 +70,7 @@ export function createRedis(url: string, role: RedisRole, name: string): RedisCl
       retryDelayOnClusterDown: 200,
       retryDelayOnTryAgain: 200,
       maxRedirections: 32,
+      slotsRefreshInterval: CLUSTER_SLOTS_REFRESH_MS,
       lazyConnect: false,
     };
     redis = new Cluster(target.nodes, clusterOptions);

@@ -12,6 +12,7 @@ import { CompletionWaiter, completionChannel, publishCompletion } from "./notifi
  */
 const PREFIX = "notice-failover";
 let dir: string;
+let clusterUrl: string;
 let publisher: RedisClient;
 let subscriber: RedisClient;
 let waiter: CompletionWaiter;
@@ -20,7 +21,8 @@ jest.setTimeout(60_000);
 
 beforeAll(async () => {
   dir = `${runClusterDir()}-notices`;
-  const url = startCluster(dir);
+  clusterUrl = startCluster(dir);
+  const url = clusterUrl;
   publisher = createRedis(url, "producer", "notice-failover-pub");
   subscriber = createRedis(url, "subscriber", "notice-failover-sub");
   await Promise.all([waitForRedis(publisher), waitForRedis(subscriber)]);
@@ -63,4 +65,47 @@ it("wakes waiters again once the channel's shard has failed over", async () => {
   expect(recovered).toBe(true);
   expect(await noticeWakes("lkp_AfterKillOK1")).toBe(true);
   expect(await noticeWakes("lkp_AfterKillOK2")).toBe(true);
+});
+
+/** A master other than `except` that has a live replica to take over from it, and a key of `prefix` on its slots. */
+async function masterWithReplicaAndKey(client: RedisClient, prefix: string, except: string): Promise<{ address: string; key: string }> {
+  if (!isCluster(client)) throw new Error("not a cluster client");
+  // CLUSTER NODES: <id> <host:port@bus> <flags> <master id> ... ; the client's slot map names masters only.
+  const lines = String(await client.cluster("NODES")).split("\n").filter(Boolean).map((l) => l.split(" "));
+  const addressOf = new Map(lines.map((f) => [f[0]!, f[1]!.split("@")[0]!]));
+  const replicated = new Set(lines.filter((f) => f[2]!.includes("slave") && !f[2]!.includes("fail")).map((f) => addressOf.get(f[3]!)));
+  for (let i = 0; i < 10_000; i += 1) {
+    const key = `${prefix}:${i}`;
+    const owner = client.slots[slotOf(key)]?.[0];
+    if (owner && owner !== except && replicated.has(owner)) return { address: owner, key };
+  }
+  throw new Error("no master with a replica found");
+}
+
+it("a master that stops answering without closing its connections (SIGSTOP): its commands go to the promoted replica instead of waiting on it", async () => {
+  const worker = createRedis(clusterUrl, "worker", "notice-failover-worker");
+  await waitForRedis(worker);
+  const state = JSON.parse(readFileSync(path.join(dir, "cluster.json"), "utf8")) as { ports: number[]; pids: number[] };
+  if (!isCluster(publisher)) throw new Error("not a cluster client");
+  const channelOwner = publisher.slots[slotOf(completionChannel(PREFIX))]?.[0] ?? "";
+  const { address, key } = await masterWithReplicaAndKey(publisher, PREFIX, channelOwner);
+  await publisher.set(key, "before");
+  const pid = state.pids[state.ports.indexOf(Number(address.split(":").pop()))] as number;
+  process.kill(pid, "SIGSTOP");
+  let woken = false;
+  const wake = setTimeout(() => {
+    woken = true;
+    process.kill(pid, "SIGCONT");
+  }, 30_000);
+  try {
+    // Sent to the silent master: answered by its promoted replica, before the master wakes.
+    await expect(publisher.set(key, "after")).resolves.toBe("OK");
+    await expect(worker.blpop(`${key}:list`, 1)).resolves.toBeNull();
+    expect(woken).toBe(false);
+    expect(publisher.slots[slotOf(key)]?.[0]).not.toBe(address);
+  } finally {
+    clearTimeout(wake);
+    if (!woken) process.kill(pid, "SIGCONT");
+    worker.disconnect();
+  }
 });
