@@ -171,8 +171,8 @@ export async function rowDeleteCutoffs(sql: Sql, lingerMs = PARTITION_LINGER_MS)
   const months = [...new Set((await monthPartitions(sql)).filter((p) => p.table === "lookups" && !p.detachPending).map((p) => p.month))].sort();
   if (months.length === 0) return [];
   const ranges = months.map(jobIdsOf);
-  // Each lookups partition's latest expiry from its expires_at index; the jobs' per month in one scan of jobs
-  // (an id range compared byte by byte cannot use the primary key's index under the database's collation).
+  // Each lookups partition's latest expiry from its expires_at index; the jobs' per month from their id
+  // ranges (compared byte by byte: jobs_id_bytewise_idx, not the primary key's collation-ordered index).
   const { rows } = await sql.query<{ month: string; last: Date | null }>(
     `WITH c AS (SELECT * FROM unnest($1::date[], $2::text[], $3::text[], $4::int[]) AS c(m, lo, hi, len)),
           j AS (SELECT c.m, max(jobs.expires_at) AS last FROM jobs
