@@ -330,6 +330,38 @@ describe("month partitions of lookups, result_rows, events and delivery_attempts
     }
   });
 
+  it("stops waiting for a detach when the service shuts down, and the next upkeep finishes what it left pending", async () => {
+    await ensureMonthPartitions(store.pool, at("2039-03-15T00:00:00.000Z"));
+    await lookupAt(at("2039-03-02T00:00:00.000Z"), at("2039-04-01T00:00:00.000Z"));
+    const may20 = at("2039-05-20T00:00:00.000Z");
+    await ensureMonthPartitions(store.pool, may20);
+    const reader = await store.pool.connect();
+    let reading = true;
+    try {
+      await reader.query("BEGIN");
+      await reader.query(`SELECT count(*) FROM result_rows WHERE id_month = '2039-04-01'`);
+      const stopping = new AbortController();
+      const upkeep = maintainPartitions(store.pool, may20, stopping.signal);
+      const outcome = upkeep.then(() => "finished", () => "gave up");
+      // The detach waits for the reader (up to RESULT_ROWS_DETACH_WAIT_MS); then the service is told to stop.
+      for (let i = 0; ; i += 1) {
+        const { rows } = await store.pool.query(`SELECT 1 FROM pg_stat_activity WHERE query LIKE 'ALTER TABLE "result_rows" DETACH%' AND wait_event_type = 'Lock'`);
+        if (rows.length > 0) break;
+        if (i > 200) throw new Error("the detach never waited");
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      stopping.abort();
+      expect(await outcome).toBe("gave up");
+      expect(reading).toBe(true); // it did not wait for the reader
+    } finally {
+      await reader.query("COMMIT");
+      reading = false;
+      reader.release();
+    }
+    const { dropped } = await maintainPartitions(store.pool, may20);
+    expect(dropped).toContainEqual(expect.objectContaining({ month: "2039-03-01", tables: expect.arrayContaining(["result_rows_p2039_03", "lookups_p2039_03"]) }));
+  });
+
   it("with one retention period for everyone, deletes no expired row one by one: they stop being readable, then go with their month", async () => {
     await ensureMonthPartitions(store.pool, at("2035-03-15T00:00:00.000Z"));
     // Every account keeps 30 days: March's lookups and job expire between April 1st and 19th.

@@ -16,7 +16,12 @@ export type WorkerContext = {
   now: () => Date;
 };
 
-export type PeriodicTask = { name: string; everyMs: number; run: (ctx: WorkerContext) => Promise<void> };
+/**
+ * Work a worker service does every `everyMs`. `stopping` aborts when the service
+ * shuts down: a task that may wait long (for a lock) gives up then, since shutdown
+ * waits for running tasks before it stops taking queue messages.
+ */
+export type PeriodicTask = { name: string; everyMs: number; run: (ctx: WorkerContext, stopping: AbortSignal) => Promise<void> };
 
 export type WorkerServiceOptions<Q extends QueueName> = {
   name: string;
@@ -77,13 +82,14 @@ export async function runWorkerService<Q extends QueueName>(opts: WorkerServiceO
 
   const timers: NodeJS.Timeout[] = [];
   const running = new Set<Promise<void>>();
+  const stopping = new AbortController();
   for (const task of opts.periodic ?? []) {
     let busy = false;
     const tick = () => {
       if (busy || shutdown.isShuttingDown) return;
       busy = true;
       const p = task
-        .run(ctx)
+        .run(ctx, stopping.signal)
         .catch((err) => logger.error({ err, task: task.name }, "periodic task failed"))
         .finally(() => {
           busy = false;
@@ -97,6 +103,7 @@ export async function runWorkerService<Q extends QueueName>(opts: WorkerServiceO
 
   shutdown.register("stop periodic tasks", 10, async () => {
     for (const t of timers) clearInterval(t);
+    stopping.abort();
     await Promise.all([...running]);
   });
   shutdown.register("finish running jobs", 20, () => worker.close());

@@ -16,7 +16,9 @@ export type RedisRole = "producer" | "worker" | "subscriber";
  * A producer's command that has had no reply in this long fails. A Redis (or a
  * cluster master) that stops answering without closing its connections (a frozen
  * host, a cut network) would otherwise hold the command, and the request waiting on
- * it, for good. Long enough to ride out a cluster failover (see below).
+ * it, for good. Long enough to ride out a cluster failover whose cluster-node-timeout
+ * is a few seconds (see below); with Redis's default of 15 s, a command sent to a
+ * silent master fails (the request answers 503, retryable) before the failover.
  */
 export const PRODUCER_COMMAND_TIMEOUT_MS = 10_000;
 

@@ -38,8 +38,7 @@ const types = {
  * `replicaUrl` adds a second pool on a read replica (`replica`), named
  * `<applicationName>-replica` in pg_stat_activity. It connects lazily: a replica that
  * is down does not stop the store from being created, and its connections give up
- * after 2 s (not 5) because every read on it has the primary to fall back to. TCP
- * keepalive on it finds idle connections to a replica host that vanished.
+ * after 2 s (not 5) because every read on it has the primary to fall back to.
  */
 export function createStore(options: {
   databaseUrl: string;
@@ -52,7 +51,7 @@ export function createStore(options: {
   const name = options.applicationName ?? "svc";
   const lost = options.onConnectionLost ?? (() => undefined);
   const pool = newPool({ url: options.databaseUrl, max: options.poolSize ?? 10, name, connectTimeoutMs: 5_000, lost });
-  const replica = options.replicaUrl ? newPool({ url: options.replicaUrl, max: options.replicaPoolSize ?? 10, name: `${name}-replica`, connectTimeoutMs: 2_000, lost, keepAlive: true }) : null;
+  const replica = options.replicaUrl ? newPool({ url: options.replicaUrl, max: options.replicaPoolSize ?? 10, name: `${name}-replica`, connectTimeoutMs: 2_000, lost }) : null;
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   return {
     pool,
@@ -66,7 +65,7 @@ export function createStore(options: {
   };
 }
 
-function newPool(o: { url: string; max: number; name: string; connectTimeoutMs: number; lost: (err: Error) => void; keepAlive?: boolean }): pg.Pool {
+function newPool(o: { url: string; max: number; name: string; connectTimeoutMs: number; lost: (err: Error) => void }): pg.Pool {
   const pool = new pg.Pool({
     connectionString: o.url,
     max: o.max,
@@ -74,7 +73,6 @@ function newPool(o: { url: string; max: number; name: string; connectTimeoutMs: 
     types,
     connectionTimeoutMillis: o.connectTimeoutMs,
     idleTimeoutMillis: 30_000,
-    ...(o.keepAlive ? { keepAlive: true } : {}),
   });
   // An idle client losing its connection must not crash the process; the pool replaces it.
   pool.on("error", () => undefined);

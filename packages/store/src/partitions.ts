@@ -81,15 +81,32 @@ const LOCK_RETRY_PAUSE_MS = 500;
  */
 export const RESULT_ROWS_DETACH_WAIT_MS = 60_000;
 
-/** Runs `work` again after a pause when it failed on lock_timeout (55P03), up to LOCK_ATTEMPTS times. */
-async function retryOnLockTimeout<T>(work: () => Promise<T>): Promise<T> {
+/** Runs `work` again after a pause when it failed on lock_timeout (55P03), up to LOCK_ATTEMPTS times; not once `stopping`. */
+async function retryOnLockTimeout<T>(work: () => Promise<T>, stopping?: AbortSignal): Promise<T> {
   for (let attempt = 1; ; attempt += 1) {
     try {
       return await work();
     } catch (err) {
-      if ((err as { code?: string }).code !== "55P03" || attempt >= LOCK_ATTEMPTS) throw err;
+      if ((err as { code?: string }).code !== "55P03" || attempt >= LOCK_ATTEMPTS || stopping?.aborted) throw err;
       await new Promise((r) => setTimeout(r, LOCK_RETRY_PAUSE_MS));
     }
+  }
+}
+
+/**
+ * Runs `statement` on `client`, cancelling it (pg_cancel_backend, from another pool
+ * connection) if `stopping` aborts meanwhile: a service shutting down does not wait out
+ * a long lock wait. A cancelled detach is left pending and finished by the next run.
+ */
+async function cancellable(pool: pg.Pool, client: pg.PoolClient, statement: string, stopping?: AbortSignal): Promise<void> {
+  if (stopping?.aborted) throw new Error("stopping");
+  const pid = (client as unknown as { processID: number }).processID;
+  const cancel = () => void pool.query(`SELECT pg_cancel_backend($1)`, [pid]).catch(() => undefined);
+  stopping?.addEventListener("abort", cancel, { once: true });
+  try {
+    await client.query(statement);
+  } finally {
+    stopping?.removeEventListener("abort", cancel);
   }
 }
 
@@ -171,14 +188,14 @@ export async function rowDeleteCutoffs(sql: Sql, lingerMs = PARTITION_LINGER_MS)
   const months = [...new Set((await monthPartitions(sql)).filter((p) => p.table === "lookups" && !p.detachPending).map((p) => p.month))].sort();
   if (months.length === 0) return [];
   const ranges = months.map(jobIdsOf);
-  // Each lookups partition's latest expiry from its expires_at index; the jobs' per month from their id
-  // ranges (compared byte by byte: jobs_id_bytewise_idx, not the primary key's collation-ordered index).
+  // Per month: its lookups partition's latest expiry (its expires_at index) and its jobs' (their id range on
+  // jobs_id_bytewise_idx, byte by byte). One subquery per month: a join of all months against all jobs would
+  // match every job with every month.
   const { rows } = await sql.query<{ month: string; last: Date | null }>(
-    `WITH c AS (SELECT * FROM unnest($1::date[], $2::text[], $3::text[], $4::int[]) AS c(m, lo, hi, len)),
-          j AS (SELECT c.m, max(jobs.expires_at) AS last FROM jobs
-                JOIN c ON jobs.id COLLATE "C" >= c.lo AND jobs.id COLLATE "C" < c.hi AND length(jobs.id) = c.len GROUP BY c.m)
-     SELECT to_char(c.m, 'YYYY-MM-DD') AS month, GREATEST((SELECT max(expires_at) FROM lookups l WHERE l.id_month = c.m), j.last) AS last
-     FROM c LEFT JOIN j ON j.m = c.m`,
+    `SELECT to_char(c.m, 'YYYY-MM-DD') AS month,
+            GREATEST((SELECT max(l.expires_at) FROM lookups l WHERE l.id_month = c.m),
+                     (SELECT max(j.expires_at) FROM jobs j WHERE j.id COLLATE "C" >= c.lo AND j.id COLLATE "C" < c.hi AND length(j.id) = c.len)) AS last
+     FROM unnest($1::date[], $2::text[], $3::text[], $4::int[]) AS c(m, lo, hi, len)`,
     [months, ranges.map((r) => r.from), ranges.map((r) => r.to), ranges.map((r) => r.length)],
   );
   return rows.map((r) => {
@@ -212,7 +229,7 @@ export type DroppedMonth = { month: string; tables: string[] };
  * dropped is dropped, on the next run. Needs a pool: DETACH CONCURRENTLY cannot run
  * inside a transaction.
  */
-export async function dropExpiredPartitions(pool: pg.Pool, now: Date): Promise<DroppedMonth[]> {
+export async function dropExpiredPartitions(pool: pg.Pool, now: Date, stopping?: AbortSignal): Promise<DroppedMonth[]> {
   const client = await pool.connect();
   const dropped: DroppedMonth[] = [];
   let locked = false;
@@ -228,7 +245,7 @@ export async function dropExpiredPartitions(pool: pg.Pool, now: Date): Promise<D
        WHERE c.relkind = 'r' AND NOT c.relispartition AND c.relnamespace = current_schema()::regnamespace
          AND c.relname ~ '^(lookups|result_rows|events|delivery_attempts)_p[0-9]{4}_[0-9]{2}$'`,
     );
-    for (const o of orphans) await retryOnLockTimeout(() => client.query(`DROP TABLE IF EXISTS "${o.name}"`));
+    for (const o of orphans) await retryOnLockTimeout(() => client.query(`DROP TABLE IF EXISTS "${o.name}"`), stopping);
     const parts = await monthPartitions(client);
     const drop = async (table: MonthPartition["table"], month: string, tables: string[]) => {
       const part = parts.find((p) => p.table === table && p.month === month);
@@ -240,12 +257,12 @@ export async function dropExpiredPartitions(pool: pg.Pool, now: Date): Promise<D
         if (!now) return;
         if (table === "result_rows") await lockTimeout(RESULT_ROWS_DETACH_WAIT_MS);
         try {
-          await client.query(`ALTER TABLE "${table}" DETACH PARTITION "${part.name}" ${now.detachPending ? "FINALIZE" : "CONCURRENTLY"}`);
+          await cancellable(pool, client, `ALTER TABLE "${table}" DETACH PARTITION "${part.name}" ${now.detachPending ? "FINALIZE" : "CONCURRENTLY"}`, stopping);
         } finally {
           if (table === "result_rows") await lockTimeout(PARTITION_LOCK_TIMEOUT_MS);
         }
-      });
-      await retryOnLockTimeout(() => client.query(`DROP TABLE "${part.name}"`));
+      }, stopping);
+      await retryOnLockTimeout(() => client.query(`DROP TABLE "${part.name}"`), stopping);
       tables.push(part.name);
     };
     const months = [...new Set(parts.map((p) => p.month))].sort();
@@ -284,8 +301,8 @@ export async function dropExpiredPartitions(pool: pg.Pool, now: Date): Promise<D
  * months' partitions, then drop the months wholly past retention. What is left past
  * retention in months still holding live rows is deleted row by row (purgeExpired).
  */
-export async function maintainPartitions(pool: pg.Pool, now: Date): Promise<{ created: string[]; dropped: DroppedMonth[] }> {
+export async function maintainPartitions(pool: pg.Pool, now: Date, stopping?: AbortSignal): Promise<{ created: string[]; dropped: DroppedMonth[] }> {
   const created = await ensureMonthPartitions(pool, now);
-  const dropped = await dropExpiredPartitions(pool, now);
+  const dropped = await dropExpiredPartitions(pool, now, stopping);
   return { created, dropped };
 }

@@ -17,12 +17,13 @@ import { reconcileJobChunks, reconcileLiveLookups } from "./reconcile";
  * deletes the other lookups, job results, cache entries and usage past their retention
  * (reads already 404).
  */
-async function purgeRetention(ctx: WorkerContext, lingerDays: number): Promise<void> {
+async function purgeRetention(ctx: WorkerContext, lingerDays: number, stopping: AbortSignal): Promise<void> {
   // Upkeep failing (a lock not granted in time, a role that does not own the tables) must not stop the deletes below.
-  const partitions = await maintainPartitions(ctx.store.pool, ctx.now()).catch((err: unknown) => {
-    ctx.logger.error({ err }, "month partition upkeep failed; retried at the next sweep");
+  const partitions = await maintainPartitions(ctx.store.pool, ctx.now(), stopping).catch((err: unknown) => {
+    if (!stopping.aborted) ctx.logger.error({ err }, "month partition upkeep failed; retried at the next sweep");
     return null;
   });
+  if (stopping.aborted) return;
   if (partitions && (partitions.created.length > 0 || partitions.dropped.length > 0)) ctx.logger.info(partitions, "month partitions made and dropped");
   const counts = await purgeExpired(ctx.store.pool, ctx.now(), { lingerMs: lingerDays * 86_400_000 });
   if (Object.values(counts).some((n) => n > 0)) ctx.logger.info(counts, "purged past retention");
@@ -51,10 +52,10 @@ startService("check-worker", async () => {
     // Every bound in docs/architecture.md ("Leases and takeover bounds") is one of these intervals plus a lease.
     periodic: [
       { name: "advertise routes", everyMs: 10_000, run: (ctx) => depsFor(ctx).runner.advertise(30_000) },
-      { name: "sweep due test lookups", everyMs: config.SWEEP_INTERVAL_MS, run: sweepDueTestLookups },
+      { name: "sweep due test lookups", everyMs: config.SWEEP_INTERVAL_MS, run: (ctx) => sweepDueTestLookups(ctx) },
       { name: "reconcile live lookups", everyMs: config.SWEEP_INTERVAL_MS, run: (ctx) => reconcileLiveLookups(ctx, config.LOOKUP_STALE_MS) },
       { name: "reconcile job chunks", everyMs: config.SWEEP_INTERVAL_MS, run: (ctx) => reconcileJobChunks(ctx, config.CHUNK_STALE_MS) },
-      { name: "purge past retention", everyMs: config.PURGE_INTERVAL_MS, run: (ctx) => purgeRetention(ctx, config.RETENTION_LINGER_DAYS) },
+      { name: "purge past retention", everyMs: config.PURGE_INTERVAL_MS, run: (ctx, stopping) => purgeRetention(ctx, config.RETENTION_LINGER_DAYS, stopping) },
     ],
   });
 });

@@ -214,7 +214,7 @@ export class ReplicaReads {
         released = true;
         if (destroy) return held.release(true);
         try {
-          await held.query("COMMIT");
+          await timed(held.query("COMMIT"));
           held.release();
         } catch {
           held.release(true);
@@ -268,6 +268,7 @@ export class ReplicaReads {
 
   /** The probe's own replica connection (same settings as the pool's), opened when missing. */
   private async probeConnection(): Promise<pg.Client> {
+    if (this.stopped) throw new Error("stopped");
     if (this.probeClient) return this.probeClient;
     const client = new pg.Client(this.replica!.options as pg.ClientConfig);
     client.on("error", () => undefined); // a lost connection fails the next probe, which drops it
