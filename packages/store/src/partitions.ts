@@ -253,11 +253,11 @@ export async function dropExpiredPartitions(pool: pg.Pool, now: Date, stopping?:
       // Names come from the catalogue and match MONTH_PARTITION: safe to quote as identifiers.
       await retryOnLockTimeout(async () => {
         // Where the last attempt left it: a detach cut short by its lock timeout is pending, and is finished.
-        const now = (await monthPartitions(client)).find((p) => p.name === part.name);
-        if (!now) return;
+        const current = (await monthPartitions(client)).find((p) => p.name === part.name);
+        if (!current) return;
         if (table === "result_rows") await lockTimeout(RESULT_ROWS_DETACH_WAIT_MS);
         try {
-          await cancellable(pool, client, `ALTER TABLE "${table}" DETACH PARTITION "${part.name}" ${now.detachPending ? "FINALIZE" : "CONCURRENTLY"}`, stopping);
+          await cancellable(pool, client, `ALTER TABLE "${table}" DETACH PARTITION "${part.name}" ${current.detachPending ? "FINALIZE" : "CONCURRENTLY"}`, stopping);
         } finally {
           if (table === "result_rows") await lockTimeout(PARTITION_LOCK_TIMEOUT_MS);
         }
