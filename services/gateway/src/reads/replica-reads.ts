@@ -239,17 +239,21 @@ export class ReplicaReads {
   private async measure(): Promise<void> {
     const now = this.options.now ?? Date.now;
     let replayed: bigint | null;
+    let abandoned = false;
     try {
       replayed = await withTimeout(
         (async () => {
           const at = now();
           this.samples.push({ at, lsn: await currentWalPosition(this.primary) });
           if (this.samples.length > SAMPLES) this.samples.shift();
+          // A probe that timed out on the primary opens no replica connection afterwards.
+          if (abandoned) throw new Error("probe abandoned");
           return replayedWalPosition(await this.probeConnection());
         })(),
         PROBE_TIMEOUT_MS,
       );
     } catch (err) {
+      abandoned = true;
       // A probe connection that failed or hangs is not asked again: the next probe opens another.
       this.dropProbeClient();
       this.becomes(false, { err: errorSummary(err) }, "read replica unreachable; reads go to the primary until it answers");
