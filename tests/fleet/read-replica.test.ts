@@ -1,8 +1,8 @@
 import { spawnSync } from "node:child_process";
 import path from "node:path";
-import { generateApiKey, hashApiKey, keyHint, scopesForNewKey } from "@svc/domain";
-import { createAccount, createStore, insertApiKey, type Store } from "@svc/store";
+import { createStore, type Store } from "@svc/store";
 import { createTestEnv, serviceEnv, type TestEnv } from "../support/env";
+import { accountWithKey } from "../support/fixtures";
 import { startService, type RunningService } from "../support/fleet";
 import { freePort, probe, scrape } from "../observability/support";
 
@@ -24,9 +24,7 @@ let key: string;
 beforeAll(async () => {
   env = await createTestEnv();
   store = createStore({ databaseUrl: env.databaseUrl, poolSize: 2 });
-  const account = await createAccount(store.pool, { name: "Replica test", balanceMicros: 1_000_000n });
-  key = generateApiKey("test");
-  await insertApiKey(store.pool, { accountId: account.id, mode: "test", keyHash: hashApiKey(env.keyHashSecret, key), hint: keyHint(key), scopes: scopesForNewKey("test"), allowIps: [], dailySpendCapMicros: null, expiresAt: null });
+  key = (await accountWithKey(store, env.keyHashSecret)).key;
   ops = await freePort();
   const dead = await freePort();
   gateway = await startService("gateway", env, { PORT: "0", METRICS_PORT: String(ops), METRICS_HOST: "127.0.0.1", DATABASE_REPLICA_URL: `postgresql://svc:${SECRET}@127.0.0.1:${dead}/replica` });

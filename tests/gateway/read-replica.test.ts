@@ -3,7 +3,7 @@ import { metrics } from "@svc/telemetry";
 import { bearer, type TestKey } from "../support/fixtures";
 import { createTestEnv, type TestEnv } from "../support/env";
 import { startTestGateway, type TestGateway } from "../support/gateway";
-import { databaseUrl, withAdmin } from "../support/pg-admin";
+import { cloneDatabase, databaseUrl, withAdmin } from "../support/pg-admin";
 import { freePort, PostgresRelay, until } from "../observability/support";
 import { jobsApi, parseCsv, TEST } from "../jobs/helpers";
 
@@ -54,21 +54,6 @@ async function onReplica<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-/** Copies the test database (no session may be using it meanwhile). */
-async function copyDatabase(from: string, to: string): Promise<void> {
-  await withAdmin(async (admin) => {
-    for (let attempt = 0; ; attempt += 1) {
-      try {
-        await admin.query(`CREATE DATABASE "${to}" TEMPLATE "${from}"`);
-        return;
-      } catch (err) {
-        if (attempt >= 50 || !/being accessed by other users/.test(String(err))) throw err;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
-  });
-}
-
 beforeAll(async () => {
   env = await createTestEnv();
   // What exists before the copy: a completed lookup, a slow one (pending for 20 s), a finished job, another finished job, usage.
@@ -93,7 +78,7 @@ beforeAll(async () => {
 
   const primaryDb = new URL(env.databaseUrl).pathname.slice(1);
   replicaDb = `${primaryDb}_replica`;
-  await copyDatabase(primaryDb, replicaDb);
+  await cloneDatabase(primaryDb, replicaDb);
   replicaUrl = databaseUrl(replicaDb);
   await onReplica(async (c) => {
     await c.query(`UPDATE result_rows SET input_masked = $1`, [REPLICA]);

@@ -4,6 +4,7 @@ import addFormats from "ajv-formats";
 import { parse } from "csv-parse/sync";
 import { CheckResultSchema, EstimateSchema, JobSchema, MoneySchema, ProgressSchema, ResultRowSchema, ResultsPageSchema } from "@svc/contract";
 import type { KeyMode, Scope } from "@svc/domain";
+import type { StoredRow } from "@svc/store";
 import { accountWithKey, bearer, type TestKey } from "../support/fixtures";
 import type { TestGateway } from "../support/gateway";
 
@@ -172,4 +173,23 @@ export function expectConforms(kind: keyof typeof validators, body: unknown): vo
   const validate = validators[kind];
   const ok = validate(body);
   expect({ kind, errors: ok ? null : validate.errors }).toEqual({ kind, errors: null });
+}
+
+/**
+ * Result row `n` of a lookup or job as the store holds it: +1 202 555 01nn with one
+ * spam answer ("ok", checked 2026-11-20), or that check still pending.
+ */
+export function storedNumberRow(n: number, status: "ok" | "pending" = "ok"): StoredRow {
+  const done = status === "ok";
+  return {
+    row_no: n,
+    kind: "number",
+    input_masked: `+1 20* *** **${String(n).padStart(2, "0")}`,
+    e164: `+120255501${String(n).padStart(2, "0")}`,
+    country: "US",
+    number_status: "valid",
+    email: null,
+    email_status: null,
+    checks: [{ service: "number.spam", status, registered: done ? false : null, attributes: null, cached: false, billed: false, checked_at: done ? "2026-11-20T10:00:00.000Z" : null }],
+  };
 }

@@ -20,6 +20,7 @@ import {
   type StoredRow,
 } from "@svc/store";
 import { accountWithKey } from "../support/fixtures";
+import { storedNumberRow } from "./helpers";
 import { databaseUrl, withAdmin } from "../support/pg-admin";
 
 /**
@@ -48,23 +49,7 @@ afterAll(async () => {
   await withAdmin((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
 });
 
-const checks = (status: "ok" | "pending") => [
-  { service: "number.spam", status, registered: status === "ok" ? false : null, attributes: null, cached: false, billed: false, checked_at: status === "ok" ? "2026-11-20T10:00:00.000Z" : null },
-];
-
-function row(n: number, status: "ok" | "pending" = "ok"): StoredRow {
-  return {
-    row_no: n,
-    kind: "number",
-    input_masked: `+1 20* *** **${String(n).padStart(2, "0")}`,
-    e164: `+120255501${String(n).padStart(2, "0")}`,
-    country: "US",
-    number_status: "valid",
-    email: null,
-    email_status: null,
-    checks: checks(status),
-  };
-}
+const row = storedNumberRow;
 
 const oldId = (kind: "lkp" | "job") => `${kind}_${randomBase62(22)}`;
 

@@ -20,10 +20,10 @@ import {
   type NewLookup,
   type Sql,
   type Store,
-  type StoredRow,
 } from "@svc/store";
 import { createTestEnv } from "../support/env";
 import { accountWithKey } from "../support/fixtures";
+import { storedNumberRow } from "./helpers";
 
 /**
  * lookups and result_rows partitioned by the month of the lookup's or job's id
@@ -43,19 +43,7 @@ afterAll(async () => store.close());
 
 const at = (iso: string) => new Date(iso);
 
-function row(n: number): StoredRow {
-  return {
-    row_no: n,
-    kind: "number",
-    input_masked: `+1 20* *** **${String(n).padStart(2, "0")}`,
-    e164: `+120255501${String(n).padStart(2, "0")}`,
-    country: "US",
-    number_status: "valid",
-    email: null,
-    email_status: null,
-    checks: [{ service: "number.spam", status: "ok", registered: false, attributes: null, cached: false, billed: false, checked_at: "2026-11-20T10:00:00.000Z" }],
-  };
-}
+const row = (n: number) => storedNumberRow(n);
 
 /** A completed test lookup made at `createdAt` (its id says so unless `id` is given), kept until `expiresAt`. */
 async function lookupAt(createdAt: Date, expiresAt: Date, id = newId("lookup", 22, createdAt)): Promise<string> {

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { databaseUrl, redisUrl, withAdmin } from "./pg-admin";
+import { cloneDatabase, databaseUrl, redisUrl } from "./pg-admin";
 
 export type TestEnv = {
   databaseUrl: string;
@@ -20,18 +20,7 @@ export async function createTestEnv(): Promise<TestEnv> {
   if (!runId || !template) throw new Error("tests must run through jest's global setup (npm test)");
   const suffix = randomBytes(4).toString("hex");
   const name = `svc_t_${runId}_${suffix}`;
-  await withAdmin(async (client) => {
-    // Two files cloning the template at the same instant can collide; retry briefly.
-    for (let attempt = 0; ; attempt += 1) {
-      try {
-        await client.query(`CREATE DATABASE "${name}" TEMPLATE "${template}"`);
-        return;
-      } catch (err) {
-        if (attempt >= 20 || !/being accessed by other users/.test(String(err))) throw err;
-        await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
-      }
-    }
-  });
+  await cloneDatabase(template, name);
   return {
     databaseUrl: databaseUrl(name),
     redisUrl: redisUrl(),

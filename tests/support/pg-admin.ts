@@ -22,6 +22,25 @@ export async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promi
 }
 
 /**
+ * Creates database `to` as a copy of `from` (CREATE DATABASE … TEMPLATE). Postgres
+ * refuses while any session is connected to `from` — another file cloning it at the
+ * same instant, or a pool still closing — so it is tried again for a few seconds.
+ */
+export async function cloneDatabase(from: string, to: string): Promise<void> {
+  await withAdmin(async (client) => {
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        await client.query(`CREATE DATABASE "${to}" TEMPLATE "${from}"`);
+        return;
+      } catch (err) {
+        if (attempt >= 30 || !/being accessed by other users/.test(String(err))) throw err;
+        await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
+      }
+    }
+  });
+}
+
+/**
  * The run's Redis: TEST_REDIS_URL, or the local server. With SVC_TEST_REDIS=cluster the
  * global setup points TEST_REDIS_URL at the run's local Redis Cluster, so every test
  * file and every service it starts uses the cluster. Read when called: the setup sets it.

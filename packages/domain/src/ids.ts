@@ -36,21 +36,21 @@ export function newId(kind: IdKind, length = 22, at: Date = new Date()): string 
   return `${ID_PREFIX[kind]}_${randomBase62(length)}`;
 }
 
-/**
- * The partition month of a lookup, job or event id: the UTC month its time-ordered id was made
- * in, as `YYYY-MM-01`; `1970-01-01` (the legacy partition) for every other id — the
- * random 22-character ids made before partitioning, and anything that is not an id.
- * Never throws: a made-up id finds an empty or missing partition, i.e. nothing.
- */
+/** The month of ids that carry none: the legacy partition's. */
 export const LEGACY_MONTH = "1970-01-01";
 
+/**
+ * The partition month of a lookup, job or event id: the UTC month its time-ordered id was made
+ * in, as `YYYY-MM-01`; LEGACY_MONTH for every other id — the random 22-character ids
+ * made before partitioning, and anything that is not an id.
+ * Never throws: a made-up id finds an empty or missing partition, i.e. nothing.
+ */
 export function idMonth(id: string): string {
   const body = id.slice(id.indexOf("_") + 1);
   if (body.length !== TIME_ID_BODY || !ID_PATTERN.test(id)) return LEGACY_MONTH;
   let ms = 0;
   for (let i = 0; i < TIME_CHARS; i++) ms = ms * 62 + BASE62_ALPHABET.indexOf(body[i] as string);
-  const d = new Date(ms);
-  return monthStart(d);
+  return monthStart(new Date(ms));
 }
 
 /** `YYYY-MM-01` of the UTC month `at` falls in. */

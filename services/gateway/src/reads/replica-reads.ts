@@ -117,34 +117,20 @@ export class ReplicaReads {
    * `snapshot`: the statements run in one read-only REPEATABLE READ transaction
    * (one standby's one point in time, even behind a pooler or a balancer).
    */
-  async read<T>(read: ReplicaRead, query: (sql: pg.PoolClient | pg.Pool) => Promise<T>, accept: (value: T) => boolean, snapshot = false): Promise<{ value: T } | undefined> {
-    if (!this.replica) return this.primaryRead(read);
-    if (!this.usable) return this.primaryRead(read, "unavailable");
-    if (saturated(this.replica)) return this.primaryRead(read, "busy");
+  async read<T>(read: ReplicaRead, query: (sql: pg.PoolClient) => Promise<T>, accept: (value: T) => boolean, snapshot = false): Promise<{ value: T } | undefined> {
+    const refused = this.refusal();
+    if (refused !== null) return this.primaryRead(read, refused);
+    const c = await this.connection(snapshot);
+    if (!c) return this.primaryRead(read, "error");
     let value: T;
-    if (snapshot) {
-      const s = await this.snapshot();
-      if (!s) return this.primaryRead(read, "error");
-      try {
-        value = await timed(query(s.client));
-      } catch (err) {
-        this.setAside(err);
-        await s.release(true);
-        return this.primaryRead(read, "error");
-      }
-      await s.release();
-    } else {
-      let client: pg.PoolClient | undefined;
-      try {
-        client = await this.replica.connect();
-        value = await timed(query(client));
-        client.release();
-      } catch (err) {
-        client?.release(true);
-        this.setAside(err);
-        return this.primaryRead(read, "error");
-      }
+    try {
+      value = await timed(query(c.client));
+    } catch (err) {
+      this.setAside(err);
+      await c.release(true);
+      return this.primaryRead(read, "error");
     }
+    await c.release();
     if (!accept(value)) return this.primaryRead(read, "behind");
     this.replicaRead(read);
     return { value };
@@ -157,10 +143,9 @@ export class ReplicaReads {
    * primary (counted here as such).
    */
   async snapshotWhere(read: ReplicaRead, current: (client: pg.PoolClient) => Promise<boolean>): Promise<ReplicaSnapshot | null> {
-    if (!this.replica) return this.primaryRead(read) ?? null;
-    if (!this.usable) return this.primaryRead(read, "unavailable") ?? null;
-    if (saturated(this.replica)) return this.primaryRead(read, "busy") ?? null;
-    const s = await this.snapshot();
+    const refused = this.refusal();
+    if (refused !== null) return this.primaryRead(read, refused) ?? null;
+    const s = await this.connection(true);
     if (!s) return this.primaryRead(read, "error") ?? null;
     let ok: boolean;
     try {
@@ -176,6 +161,14 @@ export class ReplicaReads {
     }
     this.replicaRead(read);
     return s;
+  }
+
+  /** Why a read may not go to the replica now: none configured (undefined), or a fallback reason; null when it may. */
+  private refusal(): Fallback | undefined | null {
+    if (!this.replica) return undefined;
+    if (!this.usable) return "unavailable";
+    if (saturated(this.replica)) return "busy";
+    return null;
   }
 
   /** Counts a read the replica answered. */
@@ -194,11 +187,15 @@ export class ReplicaReads {
     metrics.replicaFallbacks().inc({ read, reason });
   }
 
-  private async snapshot(): Promise<ReplicaSnapshot | null> {
+  /**
+   * A pooled replica connection, in a read-only REPEATABLE READ transaction when
+   * `inSnapshot`; null (and the replica set aside) when it cannot be had.
+   */
+  private async connection(inSnapshot: boolean): Promise<ReplicaSnapshot | null> {
     let client: pg.PoolClient | undefined;
     try {
       client = await this.replica!.connect();
-      await timed(client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"));
+      if (inSnapshot) await timed(client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"));
     } catch (err) {
       // A connection that failed on BEGIN is dropped, not returned to the pool.
       client?.release(true);
@@ -214,7 +211,7 @@ export class ReplicaReads {
         released = true;
         if (destroy) return held.release(true);
         try {
-          await timed(held.query("COMMIT"));
+          if (inSnapshot) await timed(held.query("COMMIT"));
           held.release();
         } catch {
           held.release(true);
