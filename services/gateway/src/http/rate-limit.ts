@@ -35,7 +35,6 @@ local ttl = redis.call('PTTL', KEYS[1])
 return {minute, day, ttl}`;
 
 type ScriptRedis = Pick<RedisClient, "eval" | "evalsha">;
-type BatchRedis = RedisClient;
 
 const isNoScript = (err: unknown) => err instanceof Error && err.message.startsWith("NOSCRIPT");
 
@@ -69,9 +68,9 @@ export function luaScript(source: string) {
 export function batchedLuaScript(source: string, args: readonly string[]) {
   const sha = createHash("sha1").update(source).digest("hex");
   type Call = { key: string; resolve: (v: unknown) => void; reject: (err: unknown) => void };
-  const queues = new Map<BatchRedis, Call[]>();
+  const queues = new Map<RedisClient, Call[]>();
   const single = luaScript(source);
-  const flush = (redis: BatchRedis) => {
+  const flush = (redis: RedisClient) => {
     const calls = queues.get(redis) ?? [];
     queues.delete(redis);
     // On a Redis Cluster a pipeline must stay on one server (ioredis refuses keys of
@@ -81,7 +80,7 @@ export function batchedLuaScript(source: string, args: readonly string[]) {
     for (const c of calls) {
       const group = serverGroupOf(redis, c.key);
       if (group === null) {
-        single(redis, [c.key], args).then(c.resolve, c.reject);
+        void send(redis, [c]);
         continue;
       }
       let list = groups.get(group);
@@ -90,7 +89,7 @@ export function batchedLuaScript(source: string, args: readonly string[]) {
     }
     for (const group of groups.values()) void send(redis, group);
   };
-  const send = async (redis: BatchRedis, calls: Call[]) => {
+  const send = async (redis: RedisClient, calls: Call[]) => {
     // A lone call skips ioredis's Pipeline object, which costs more than the write it saves.
     if (calls.length === 1) {
       const c = calls[0] as Call;
@@ -113,7 +112,7 @@ export function batchedLuaScript(source: string, args: readonly string[]) {
       redis.eval(source, 1, c.key, ...args).then(c.resolve, c.reject);
     });
   };
-  return (redis: BatchRedis, key: string): Promise<unknown> =>
+  return (redis: RedisClient, key: string): Promise<unknown> =>
     new Promise((resolve, reject) => {
       let calls = queues.get(redis);
       if (!calls) {
