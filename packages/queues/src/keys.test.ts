@@ -39,6 +39,8 @@ describe.each(redisModes())("on %s", (mode, urlOf) => {
       await producer.enqueue("lookup.complete-test", { lookupId }, { jobId: lookupId });
       await producer.enqueue("settle.reservation", { reservationId: `rsv_KeysTest000${n}` }, { jobId: `rsv_KeysTest000${n}` });
     }
+    // Each queue writes its meta key once ready, unawaited by close(): let those writes land before the cleanup's SCAN.
+    await Promise.all(Object.values(QUEUES).map((q) => producer.queue(q).getVersion()));
     await producer.close();
     // Plain keys spread over many slots, and a neighbour prefix that must survive.
     for (let i = 0; i < 50; i += 1) await redis.set(`${prefix}:plain:${i}`, "1");
