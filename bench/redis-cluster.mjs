@@ -17,6 +17,7 @@ import { parseArgs } from "node:util";
 import { performance } from "node:perf_hooks";
 import autocannon from "autocannon";
 import { ensureDotEnv, ROOT } from "../scripts/lib.mjs";
+import { ensureMigratedDatabase } from "./lib/setup.mjs";
 import { start as startCluster, stop as stopCluster } from "../scripts/redis-cluster.mjs";
 
 ensureDotEnv();
@@ -130,6 +131,9 @@ async function round(mode, redisUrl, salt) {
   };
 }
 
+// The fleet's database (DATABASE_URL, default the services' own default): created and migrated when it is not.
+process.env.DATABASE_URL ??= "postgresql://postgres@127.0.0.1:5432/svc_validate";
+await ensureMigratedDatabase(process.env.DATABASE_URL, ROOT);
 const clusterUrl = await startCluster({ ports: "auto", dir: clusterDir });
 const results = [];
 try {
