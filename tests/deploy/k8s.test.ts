@@ -1,9 +1,11 @@
 import { execFile, execFileSync } from "node:child_process";
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { isIP } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { parseAllDocuments } from "yaml";
+import { isDeliverableAddress, parseRanges } from "@svc/domain";
 import { QUEUES } from "../../packages/queues/src/catalog";
 import { createTestEnv } from "../support/env";
 import { databaseUrl, withAdmin } from "../support/pg-admin";
@@ -13,7 +15,9 @@ import { metricCatalog, parsePromQL, queryProblems, ROOT } from "./metric-catalo
  * The Kubernetes manifests as they would be applied: each overlay rendered with
  * `kubectl kustomize` (offline), parsed, and held to what k8s/README.md and
  * docs/operations.md promise. Metric names in alerts, KEDA triggers and the
- * Grafana dashboard are checked against the metrics the code registers.
+ * Grafana dashboard are checked against the metrics the code registers. The
+ * network policies are read as a CNI would: for each pod, every source and
+ * destination (and port) some policy selecting it allows.
  */
 type Obj = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: any; data?: Record<string, string>; stringData?: unknown };
 
@@ -21,7 +25,22 @@ const K8S = path.join(ROOT, "k8s");
 const SERVICES = { gateway: 9464, "check-worker": 9465, "billing-ledger": 9466, "webhook-dispatcher": 9467 } as const;
 type ServiceName = keyof typeof SERVICES;
 const WORKER_QUEUE: Record<Exclude<ServiceName, "gateway">, string> = { "check-worker": QUEUES.checks, "billing-ledger": QUEUES.settlements, "webhook-dispatcher": QUEUES.webhooks };
-const SECRET_KEYS = ["DATABASE_URL", "REDIS_URL", "KEY_HASH_SECRET", "CACHE_HASH_SECRET", "DATA_ENCRYPTION_KEY", "VENDOR_PRIMARY_KEY", "VENDOR_SECONDARY_KEY"];
+const SECRET_KEYS = [
+  "DATABASE_URL",
+  "DATABASE_REPLICA_URL",
+  "REDIS_URL",
+  "KEY_HASH_SECRET",
+  "CACHE_HASH_SECRET",
+  "DATA_ENCRYPTION_KEY",
+  "FLEET_MESSAGE_KEY",
+  "FLEET_MESSAGE_KEY_ACCEPT",
+  "VENDOR_PRIMARY_KEY",
+  "VENDOR_SECONDARY_KEY",
+  "GATEWAY_DATABASE_URL",
+  "CHECK_WORKER_DATABASE_URL",
+  "BILLING_LEDGER_DATABASE_URL",
+  "WEBHOOK_DISPATCHER_DATABASE_URL",
+];
 const QUEUE_NAMES = Object.values(QUEUES) as string[];
 
 function render(dir: string): Obj[] {
@@ -60,6 +79,248 @@ const allPodSpecs = (o: string): { owner: string; spec: any }[] => [
   ...all(o, "Job").map((j) => ({ owner: `Job/${j.metadata.name}`, spec: j.spec.template.spec })),
 ];
 
+/** Where each pod's secrets come from: container → environment variable → Secret and key. */
+type SecretRef = { secret: string; key: string; optional: boolean };
+const SHARED_SECRET = "svc-validate";
+const ownSecret = (service: ServiceName) => `svc-validate-${service}`;
+const ref = (secret: string, key: string, optional = false): SecretRef => ({ secret, key, optional });
+const fleetKeys = { FLEET_MESSAGE_KEY: ref(SHARED_SECRET, "FLEET_MESSAGE_KEY"), FLEET_MESSAGE_KEY_ACCEPT: ref(SHARED_SECRET, "FLEET_MESSAGE_KEY_ACCEPT", true) };
+const serviceSecrets = (service: ServiceName, more: Record<string, SecretRef>) => ({
+  "wait-for-schema": { DATABASE_URL: ref(ownSecret(service), "DATABASE_URL") },
+  [service]: { DATABASE_URL: ref(ownSecret(service), "DATABASE_URL"), REDIS_URL: ref(ownSecret(service), "REDIS_URL"), ...fleetKeys, ...more },
+});
+/** Keyed by the pod's `app` label. The shared keys each service used before per-service Secrets, plus the fleet key. */
+const SECRETS_OF: Record<string, Record<string, Record<string, SecretRef>>> = {
+  gateway: serviceSecrets("gateway", {
+    DATABASE_REPLICA_URL: ref(ownSecret("gateway"), "DATABASE_REPLICA_URL", true),
+    KEY_HASH_SECRET: ref(SHARED_SECRET, "KEY_HASH_SECRET"),
+    CACHE_HASH_SECRET: ref(SHARED_SECRET, "CACHE_HASH_SECRET"),
+    DATA_ENCRYPTION_KEY: ref(SHARED_SECRET, "DATA_ENCRYPTION_KEY"),
+  }),
+  "check-worker": serviceSecrets("check-worker", {
+    CACHE_HASH_SECRET: ref(SHARED_SECRET, "CACHE_HASH_SECRET"),
+    VENDOR_PRIMARY_KEY: ref(ownSecret("check-worker"), "VENDOR_PRIMARY_KEY", true),
+    VENDOR_SECONDARY_KEY: ref(ownSecret("check-worker"), "VENDOR_SECONDARY_KEY", true),
+  }),
+  "billing-ledger": serviceSecrets("billing-ledger", {}),
+  "webhook-dispatcher": serviceSecrets("webhook-dispatcher", { DATA_ENCRYPTION_KEY: ref(SHARED_SECRET, "DATA_ENCRYPTION_KEY") }),
+  // The schema owner, and each service's DATABASE_URL (its login role to create or update); nothing else.
+  migrate: {
+    migrate: {
+      DATABASE_URL: ref("svc-validate-migrate", "DATABASE_URL"),
+      GATEWAY_DATABASE_URL: ref(ownSecret("gateway"), "DATABASE_URL"),
+      CHECK_WORKER_DATABASE_URL: ref(ownSecret("check-worker"), "DATABASE_URL"),
+      BILLING_LEDGER_DATABASE_URL: ref(ownSecret("billing-ledger"), "DATABASE_URL"),
+      WEBHOOK_DISPATCHER_DATABASE_URL: ref(ownSecret("webhook-dispatcher"), "DATABASE_URL"),
+    },
+  },
+};
+
+// ---- Network policies, read as a CNI reads them ------------------------------------------------
+
+/** Same plain data (keys in any order), whatever realm made the objects. */
+const canonical = (v: unknown): unknown =>
+  Array.isArray(v) ? v.map(canonical) : v && typeof v === "object" ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)).map(([k, x]) => [k, canonical(x)])) : v;
+const sameData = (a: unknown, b: unknown) => JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
+
+type Cidr = { text: string; net: ReturnType<typeof parseRanges>[number][0]; bits: number; kind: "ipv4" | "ipv6" };
+/** An address or CIDR range, or null when it is neither (what the API server refuses). */
+function cidr(text: string): Cidr | null {
+  if (typeof text !== "string") return null;
+  const withBits = text.includes("/") ? text : isIP(text) ? `${text}/${isIP(text) === 6 ? 128 : 32}` : text;
+  try {
+    const [[net, bits]] = parseRanges([withBits]) as [[Cidr["net"], number]];
+    return { text, net, bits, kind: net.kind() };
+  } catch {
+    return null;
+  }
+}
+/** `inner` lies inside `outer`. */
+const within = (inner: Cidr, outer: Cidr) => inner.kind === outer.kind && inner.bits >= outer.bits && inner.net.match(outer.net, outer.bits);
+/** The widest block that names a few machines (a database's subnets, the ingress controller's pods); anything wider is "the internet". */
+const NARROW = { ipv4: 16, ipv6: 48 } as const;
+/** Ranges that are not the public internet; a wide egress block must cut out each one it contains. */
+const NOT_PUBLIC = [
+  "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.168.0.0/16", "224.0.0.0/4", "240.0.0.0/4",
+  "::1/128", "::ffff:0:0/96", "64:ff9b::/96", "fc00::/7", "fe80::/10", "ff00::/8",
+].map((c) => cidr(c)!);
+/** Cloud metadata endpoints (EC2, GCE, Azure: 169.254.169.254; EC2 over IPv6: fd00:ec2::254). */
+const METADATA = ["169.254.169.254", "fd00:ec2::254"].map((c) => cidr(c)!);
+
+/** The peers the component ships with (k8s/network-policies); an overlay that patches them updates these. */
+const KUBE_DNS = { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } }, podSelector: { matchLabels: { "k8s-app": "kube-dns" } } };
+const INGRESS_CONTROLLER = {
+  namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "ingress-nginx" } },
+  podSelector: { matchLabels: { "app.kubernetes.io/name": "ingress-nginx" } },
+};
+const PROMETHEUS = { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } }, podSelector: { matchLabels: { "app.kubernetes.io/name": "prometheus" } } };
+const OPS_PORTS: number[] = Object.values(SERVICES);
+const API_PORT = 8080;
+
+/** What each pod may reach, by the kind of destination, protocol and port (keyed by its `app` label). */
+const DNS_AND_POSTGRES = ["dns TCP/53", "dns UDP/53", "datastore TCP/5432"];
+const EGRESS: Record<string, string[]> = {
+  gateway: [...DNS_AND_POSTGRES, "datastore TCP/6379"],
+  "billing-ledger": [...DNS_AND_POSTGRES, "datastore TCP/6379"],
+  "check-worker": [...DNS_AND_POSTGRES, "datastore TCP/6379", "public TCP/25", "public TCP/443"],
+  "webhook-dispatcher": [...DNS_AND_POSTGRES, "datastore TCP/6379", "public TCP/443"],
+  migrate: DNS_AND_POSTGRES,
+};
+
+type Pod = { owner: string; app: string; labels: Record<string, string>; spec: any };
+const podsIn = (objs: Obj[]): Pod[] =>
+  objs
+    .filter((r) => r.kind === "Deployment" || r.kind === "Job")
+    .map((r) => ({ owner: `${r.kind}/${r.metadata.name}`, app: r.spec.template.metadata.labels.app, labels: r.spec.template.metadata.labels, spec: r.spec.template.spec }));
+
+/** A label selector as the API reads it: `{}` selects everything. */
+function matchesSelector(sel: any, labels: Record<string, string>): boolean {
+  if (!sel) return false;
+  if (!Object.entries(sel.matchLabels ?? {}).every(([k, v]) => labels[k] === v)) return false;
+  return (sel.matchExpressions ?? []).every((e: any) => {
+    const has = Object.prototype.hasOwnProperty.call(labels, e.key);
+    if (e.operator === "In") return has && e.values.includes(labels[e.key]);
+    if (e.operator === "NotIn") return !has || !e.values.includes(labels[e.key]);
+    if (e.operator === "Exists") return has;
+    if (e.operator === "DoesNotExist") return !has;
+    throw new Error(`unknown operator ${e.operator}`);
+  });
+}
+const isEmptySelector = (sel: any) => Object.keys(sel?.matchLabels ?? {}).length === 0 && (sel?.matchExpressions ?? []).length === 0;
+
+type Direction = "Ingress" | "Egress";
+const policiesIn = (objs: Obj[]) => objs.filter((r) => r.kind === "NetworkPolicy");
+const policyTypes = (p: Obj): string[] => p.spec.policyTypes ?? ["Ingress", ...(p.spec.egress ? ["Egress"] : [])];
+const selecting = (objs: Obj[], pod: Pod, dir: Direction) => policiesIn(objs).filter((p) => matchesSelector(p.spec.podSelector, pod.labels) && policyTypes(p).includes(dir));
+
+type Allow = { where: string; peer: any; port: string };
+/** Every (peer, port) a pod's policies allow in one direction; a rule without peers or ports allows any (`{ any: true }`, "any"). */
+function allowsOf(objs: Obj[], pod: Pod, dir: Direction): Allow[] {
+  const out: Allow[] = [];
+  for (const p of selecting(objs, pod, dir)) {
+    (((dir === "Ingress" ? p.spec.ingress : p.spec.egress) ?? []) as any[]).forEach((rule, i) => {
+      const peers: any[] = (dir === "Ingress" ? rule.from : rule.to) ?? [];
+      const ports: any[] = rule.ports ?? [];
+      for (const peer of peers.length > 0 ? peers : [{ any: true }]) {
+        for (const port of ports.length > 0 ? ports : [null]) {
+          const text = port === null ? "any" : `${port.protocol ?? "TCP"}/${port.port ?? "any"}${port.endPort ? `-${port.endPort}` : ""}`;
+          out.push({ where: `${p.metadata.name} ${dir.toLowerCase()}[${i}]`, peer, port: text });
+        }
+      }
+    });
+  }
+  return out;
+}
+
+/** What an egress peer is: the cluster DNS, a datastore (a few addresses or pods), the public internet, or something it must not be. */
+function egressClass(peer: any, problems: string[], where: string): string {
+  if (peer.any) return "anywhere";
+  if (sameData(peer, KUBE_DNS)) return "dns";
+  if (peer.ipBlock) {
+    const block = cidr(peer.ipBlock.cidr);
+    if (!block) return `invalid CIDR ${peer.ipBlock.cidr}`;
+    const except = ((peer.ipBlock.except ?? []) as string[]).map((e) => cidr(e));
+    if (block.bits >= NARROW[block.kind] && except.length === 0) return "datastore";
+    for (const range of NOT_PUBLIC) {
+      if (within(block, range)) problems.push(`${where}: ${block.text} is inside the non-public ${range.text}`);
+      else if (within(range, block) && !except.some((e) => e && within(range, e))) problems.push(`${where}: ${block.text} does not except ${range.text}`);
+    }
+    return "public";
+  }
+  if (peer.namespaceSelector && isEmptySelector(peer.namespaceSelector)) return `every namespace ${JSON.stringify(peer)}`;
+  if (!peer.podSelector || isEmptySelector(peer.podSelector)) return `every pod of ${JSON.stringify(peer)}`;
+  return "datastore";
+}
+
+/** TRUSTED_PROXIES as the gateway reads it (its own env first, then the settings ConfigMap). */
+function trustedProxiesIn(objs: Obj[]): string[] {
+  const gateway = objs.find((r) => r.kind === "Deployment" && r.metadata.name === "gateway")!;
+  const c = gateway.spec.template.spec.containers.find((x: any) => x.name === "gateway");
+  const own = (c.env ?? []).find((e: any) => e.name === "TRUSTED_PROXIES");
+  const settings = objs.find((r) => r.kind === "ConfigMap" && r.metadata.name.startsWith("svc-validate-settings-"));
+  const value: string = own ? own.value : (settings?.data?.TRUSTED_PROXIES ?? "");
+  return value.split(",").map((s) => s.trim()).filter(Boolean);
+}
+
+/** What an ingress peer is: the ingress controller (its pods, or a load balancer's addresses the gateway trusts), Prometheus, or something else. */
+function ingressClass(peer: any, trusted: Cidr[]): string {
+  if (peer.any) return "anywhere";
+  if (sameData(peer, INGRESS_CONTROLLER)) return "ingress-controller";
+  if (sameData(peer, PROMETHEUS)) return "prometheus";
+  if (peer.ipBlock) {
+    const block = cidr(peer.ipBlock.cidr);
+    if (block && !(peer.ipBlock.except ?? []).length && trusted.some((t) => within(block, t))) return "ingress-controller";
+    return `ipBlock ${peer.ipBlock.cidr} (not inside TRUSTED_PROXIES)`;
+  }
+  return JSON.stringify(peer);
+}
+
+function isolationProblems(objs: Obj[]): string[] {
+  const problems: string[] = [];
+  const denies = policiesIn(objs).filter((p) => ["Ingress", "Egress"].every((t) => policyTypes(p).includes(t)) && !(p.spec.ingress ?? []).length && !(p.spec.egress ?? []).length);
+  if (denies.length === 0) problems.push("no default-deny policy (Ingress and Egress, no rules)");
+  for (const pod of podsIn(objs)) if (!denies.some((p) => matchesSelector(p.spec.podSelector, pod.labels))) problems.push(`${pod.owner}: no default-deny policy selects it`);
+  return problems;
+}
+
+function ingressProblems(objs: Obj[]): string[] {
+  const problems: string[] = [];
+  const trusted = trustedProxiesIn(objs).map((e) => cidr(e)).filter((c): c is Cidr => c !== null);
+  for (const pod of podsIn(objs)) {
+    if (selecting(objs, pod, "Ingress").length === 0) problems.push(`${pod.owner}: no policy isolates its ingress`);
+    const own = SERVICES[pod.app as ServiceName];
+    const allowed = new Set(allowsOf(objs, pod, "Ingress").map((a) => `${ingressClass(a.peer, trusted)} ${a.port}`));
+    // Prometheus may be let in on any of the four operations ports (one policy for the fleet); the pod's own must be among them.
+    const seen = [...allowed].filter((s) => !(s.startsWith("prometheus TCP/") && OPS_PORTS.includes(Number(s.slice("prometheus TCP/".length))) && Number(s.slice("prometheus TCP/".length)) !== own));
+    const expected = [...(pod.app === "gateway" ? [`ingress-controller TCP/${API_PORT}`] : []), ...(own ? [`prometheus TCP/${own}`] : [])];
+    if (!sameData(seen.sort(), expected.sort())) problems.push(`${pod.owner}: ingress ${JSON.stringify(seen)}, expected ${JSON.stringify(expected)}`);
+  }
+  return problems;
+}
+
+function egressProblems(objs: Obj[]): string[] {
+  const problems: string[] = [];
+  for (const pod of podsIn(objs)) {
+    if (selecting(objs, pod, "Egress").length === 0) problems.push(`${pod.owner}: no policy isolates its egress`);
+    const allows = allowsOf(objs, pod, "Egress");
+    const seen = [...new Set(allows.map((a) => `${egressClass(a.peer, problems, `${pod.owner} ${a.where}`)} ${a.port}`))].sort();
+    const expected = [...(EGRESS[pod.app] ?? ["(unknown pod)"])].sort();
+    if (!sameData(seen, expected)) problems.push(`${pod.owner}: egress ${JSON.stringify(seen)}, expected ${JSON.stringify(expected)}`);
+    // The public internet in both families, so IPv6 destinations are not simply refused nor let through whole.
+    const publicFamilies = new Set(allows.filter((a) => a.peer.ipBlock && cidr(a.peer.ipBlock.cidr) && egressClass(a.peer, [], "") === "public").map((a) => cidr(a.peer.ipBlock.cidr)!.kind));
+    if (expected.some((e) => e.startsWith("public")) && publicFamilies.size !== 2) problems.push(`${pod.owner}: public egress for ${[...publicFamilies].join(", ") || "no family"}, expected ipv4 and ipv6`);
+    // No route to the cloud metadata endpoint through any block.
+    for (const a of allows) {
+      if (!a.peer.ipBlock) continue;
+      const block = cidr(a.peer.ipBlock.cidr);
+      const except = ((a.peer.ipBlock.except ?? []) as string[]).map((e) => cidr(e));
+      for (const m of METADATA) if (block && within(m, block) && !except.some((e) => e && within(m, e))) problems.push(`${pod.owner} ${a.where}: reaches the metadata endpoint ${m.text}`);
+    }
+  }
+  return problems;
+}
+
+function proxyProblems(objs: Obj[], ingressInFront: boolean): string[] {
+  const problems: string[] = [];
+  const entries = trustedProxiesIn(objs);
+  if (ingressInFront && entries.length === 0) problems.push("TRUSTED_PROXIES is empty: every client would have the ingress controller's address");
+  const trusted: Cidr[] = [];
+  for (const e of entries) {
+    const c = cidr(e);
+    if (!c) problems.push(`TRUSTED_PROXIES: ${e} is not an address or CIDR range`);
+    else if (c.bits < NARROW[c.kind]) problems.push(`TRUSTED_PROXIES: ${e} is wider than /${NARROW[c.kind]} (a whole network, not the ingress controller)`);
+    else trusted.push(c);
+  }
+  const gateway = podsIn(objs).find((p) => p.app === "gateway")!;
+  const api = allowsOf(objs, gateway, "Ingress").filter((a) => a.port === `TCP/${API_PORT}` || a.port === "TCP/http" || a.port.includes("any"));
+  if (api.length === 0) problems.push("no policy lets the ingress controller reach the API port");
+  for (const a of api) {
+    const kind = ingressClass(a.peer, trusted);
+    if (kind !== "ingress-controller") problems.push(`the API port is open to ${kind} (${a.where})`);
+  }
+  return problems;
+}
+
 describe.each(OVERLAYS)("overlay %s", (overlay) => {
   const deployments = () => all(overlay, "Deployment");
 
@@ -69,7 +330,8 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
     for (const { spec } of allPodSpecs(overlay)) for (const c of [...(spec.initContainers ?? []), ...spec.containers]) images.add(c.image);
     expect(images.size).toBe(1);
     const [image] = [...images];
-    expect(image).toMatch(/svc-validate:[a-z0-9][a-z0-9.-]*$/);
+    // A tag (it names the migration Job), and in production a digest after it.
+    expect(image).toMatch(/svc-validate:[a-z0-9][a-z0-9.-]*(@sha256:[0-9a-f]{64})?$/);
     for (const d of deployments()) {
       const main = d.spec.template.spec.containers.find((c: any) => c.name === d.metadata.name);
       expect(main.command.join(" ")).toContain(`services/${d.metadata.name}/dist/main.js`);
@@ -83,6 +345,12 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
       const metricsPort = c.ports.find((p: any) => p.name === "metrics");
       expect(metricsPort?.containerPort).toBe(SERVICES[name]);
       expect(Number(envValue(overlay, c, "METRICS_PORT"))).toBe(SERVICES[name]);
+      // The code listens on 127.0.0.1 by default; the pod's address is what the kubelet and Prometheus reach.
+      // In the container's own env, beside METRICS_PORT, not left to a shared ConfigMap an overlay merges into.
+      expect({ deployment: name, env: (c.env ?? []).find((e: any) => e.name === "METRICS_HOST") }).toEqual({
+        deployment: name,
+        env: { name: "METRICS_HOST", value: "0.0.0.0" },
+      });
       for (const [probe, pathName] of [["startupProbe", "/livez"], ["livenessProbe", "/livez"], ["readinessProbe", "/readyz"]] as const) {
         expect({ deployment: name, probe, get: c[probe]?.httpGet }).toEqual({ deployment: name, probe, get: { path: pathName, port: "metrics" } });
       }
@@ -154,7 +422,7 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
     }
   });
 
-  test("no secret values: no Secret object, secrets only by secretKeyRef from the existing Secret", () => {
+  test("no secret values: no Secret object, secrets only by secretKeyRef from existing Secrets", () => {
     expect(all(overlay, "Secret")).toEqual([]);
     const text = JSON.stringify(rendered[overlay]);
     expect(text).not.toMatch(/REPLACE/i);
@@ -164,16 +432,28 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
         expect((c.envFrom ?? []).filter((e: any) => e.secretRef)).toEqual([]);
         for (const e of c.env ?? []) {
           if (!SECRET_KEYS.includes(e.name)) continue;
-          expect({ owner, name: e.name, value: e.value, ref: e.valueFrom?.secretKeyRef }).toEqual({
-            owner,
-            name: e.name,
-            value: undefined,
-            ref: expect.objectContaining({ name: "svc-validate", key: e.name }),
-          });
+          expect({ owner, name: e.name, value: e.value, ref: !!e.valueFrom?.secretKeyRef }).toEqual({ owner, name: e.name, value: undefined, ref: true });
         }
       }
-      const main = spec.containers[0];
-      expect((main.env ?? []).some((e: any) => e.name === "DATABASE_URL" && e.valueFrom?.secretKeyRef)).toBe(true);
+      expect({ owner, secretVolumes: (spec.volumes ?? []).filter((v: any) => v.secret || v.projected) }).toEqual({ owner, secretVolumes: [] });
+    }
+  });
+
+  test("each pod reads its own service's Secret and only the shared keys it uses; the migration Job only database logins", () => {
+    for (const d of [...deployments(), ...all(overlay, "Job")]) {
+      const spec = d.spec.template.spec;
+      const app: string = d.spec.template.metadata.labels.app;
+      const refs: Record<string, Record<string, SecretRef>> = {};
+      for (const c of [...(spec.initContainers ?? []), ...spec.containers]) {
+        for (const e of c.env ?? []) {
+          const r = e.valueFrom?.secretKeyRef;
+          if (r) (refs[c.name] ??= {})[e.name] = ref(r.name, r.key, r.optional === true);
+        }
+      }
+      expect({ pod: `${d.kind}/${d.metadata.name}`, refs }).toEqual({ pod: `${d.kind}/${d.metadata.name}`, refs: SECRETS_OF[app] });
+      // Said once more as the rule it is: a service's pods never name another service's Secret.
+      const names = new Set(Object.values(refs).flatMap((r) => Object.values(r).map((x) => x.secret)));
+      if (app in SERVICES) expect([...names].sort()).toEqual([SHARED_SECRET, ownSecret(app as ServiceName)].sort());
     }
   });
 
@@ -196,9 +476,11 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
     expect(jobs).toHaveLength(1);
     const job = jobs[0]!;
     const image: string = job.spec.template.spec.containers[0].image;
-    const tag = image.slice(image.lastIndexOf(":") + 1);
+    const named = image.split("@")[0]!;
+    const tag = named.slice(named.lastIndexOf(":") + 1);
     expect(job.metadata.name).toBe(`svc-validate-migrate-${tag}`);
-    expect(job.spec.template.spec.containers[0].command).toEqual(["node", "scripts/prisma.mjs", "migrate", "deploy"]);
+    // Migrations as the schema owner, then the services' login roles and grants.
+    expect(job.spec.template.spec.containers[0].command).toEqual(["node", "scripts/db-deploy.mjs"]);
     expect(job.spec.ttlSecondsAfterFinished).toBeGreaterThan(0);
     expect(job.spec.backoffLimit).toBeGreaterThan(0);
     expect(job.spec.template.spec.restartPolicy).toBe("Never");
@@ -208,11 +490,13 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
       cpSync(K8S, path.join(copy, "k8s"), { recursive: true });
       const file = path.join(copy, "k8s", "overlays", overlay, "kustomization.yaml");
       const before = readFileSync(file, "utf8");
-      const after = before.replace(/newTag: "[^"]*"/, 'newTag: "9.8.7-rc.1"');
+      const digest = `sha256:${"5e".repeat(32)}`;
+      const after = before.replace(/newTag: "[^"]*"/, 'newTag: "9.8.7-rc.1"').replace(/digest: sha256:[0-9a-f]{64}/, `digest: ${digest}`);
       expect(after).not.toBe(before);
       writeFileSync(file, after);
       const next = render(path.join(copy, "k8s", "overlays", overlay)).filter((r) => r.kind === "Job");
       expect(next.map((j) => j.metadata.name)).toEqual(["svc-validate-migrate-9.8.7-rc.1"]);
+      if (before.includes("digest:")) expect(next[0]!.spec.template.spec.containers[0].image).toMatch(new RegExp(`:9\\.8\\.7-rc\\.1@${digest}$`));
     } finally {
       rmSync(copy, { recursive: true, force: true });
     }
@@ -229,10 +513,49 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
       expect(spec.volumes.find((v: any) => v.name === mount.name)?.configMap?.name).toBe(gate!.metadata.name);
     }
   });
+
+  describe("network policies", () => {
+    const objs = () => rendered[overlay]!;
+
+    test("a default-deny policy (ingress and egress) selects every pod of the app", () => {
+      expect(podsIn(objs()).map((p) => p.owner)).toHaveLength(Object.keys(SERVICES).length + 1);
+      expect(isolationProblems(objs())).toEqual([]);
+    });
+
+    test("ingress: the API port from the ingress controller only, operations ports from Prometheus only, nothing else", () => {
+      expect(ingressProblems(objs())).toEqual([]);
+    });
+
+    test("egress: DNS, Postgres and Redis for all; the public internet (no private, reserved or metadata range) on 443 and 25 for the check-worker, 443 for the webhook-dispatcher; the Job Postgres only", () => {
+      expect(egressProblems(objs())).toEqual([]);
+    });
+
+    test("datastore addresses are set by the overlay (valid ranges a few machines wide, or pod selectors), and only the gateway reaches the read replica", () => {
+      const blocks = policiesIn(objs()).flatMap((p) => ((p.spec.egress ?? []) as any[]).flatMap((r) => (r.to ?? []).filter((x: any) => x.ipBlock).map((x: any) => x.ipBlock.cidr as string)));
+      expect(blocks.length).toBeGreaterThan(0);
+      expect(blocks.filter((b) => cidr(b) === null)).toEqual([]);
+      const replica = policiesIn(objs()).find((p) => p.metadata.name === "svc-validate-egress-postgres-replica");
+      if (replica) expect(podsIn(objs()).filter((p) => matchesSelector(replica.spec.podSelector, p.labels)).map((p) => p.app)).toEqual(["gateway"]);
+      else expect(overlay).toBe("dev"); // no replica in dev
+    });
+
+    test("TRUSTED_PROXIES is the ingress controller's addresses, never a whole network, and only they reach the API port", () => {
+      expect(trustedProxiesIn(objs())).not.toContain("10.0.0.0/8");
+      expect(proxyProblems(objs(), overlay === "production")).toEqual([]);
+    });
+  });
 });
 
 describe("production: monitoring and autoscaling", () => {
   const o = "production";
+
+  test("images are pinned by digest (the tag stays for people and names the migration Job)", () => {
+    for (const { owner, spec } of allPodSpecs(o)) {
+      for (const c of [...(spec.initContainers ?? []), ...spec.containers]) {
+        expect({ owner, image: c.image }).toEqual({ owner, image: expect.stringMatching(/^[^@\s]+\/svc-validate:[a-z0-9][a-z0-9.-]*@sha256:[0-9a-f]{64}$/) });
+      }
+    }
+  });
 
   test("each worker scales on its own queue (KEDA, Prometheus trigger on a catalog metric), never to zero", () => {
     const scaled = all(o, "ScaledObject");
@@ -396,5 +719,85 @@ describe("the schema gate, run as the init container runs it", () => {
     } finally {
       await withAdmin((c) => c.query(`DROP DATABASE IF EXISTS "${empty}"`));
     }
+  });
+});
+
+describe("the network policy component and its checks", () => {
+  test("an overlay that does not say where Postgres and Redis are gets values the API server refuses (apply fails, nothing is opened)", () => {
+    const copy = mkdtempSync(path.join(os.tmpdir(), "k8s-bare-"));
+    try {
+      cpSync(K8S, path.join(copy, "k8s"), { recursive: true });
+      const dir = path.join(copy, "k8s", "overlays", "bare");
+      mkdirSync(dir);
+      writeFileSync(
+        path.join(dir, "kustomization.yaml"),
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: bare\nresources: [../../base]\ncomponents: [../../network-policies]\n",
+      );
+      const objs = render(dir);
+      for (const name of ["svc-validate-egress-postgres", "svc-validate-egress-postgres-replica", "svc-validate-egress-redis"]) {
+        const p = objs.find((r) => r.kind === "NetworkPolicy" && r.metadata.name === name)!;
+        const to = p.spec.egress.flatMap((r: any) => r.to);
+        expect({ name, to: to.length, valid: to.filter((x: any) => !x.ipBlock || cidr(x.ipBlock.cidr) !== null) }).toEqual({ name, to: 1, valid: [] });
+      }
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
+  });
+
+  test("the code agrees that every range the policies cut out of the internet is not public", () => {
+    for (const r of NOT_PUBLIC) expect({ range: r.text, deliverable: isDeliverableAddress(r.net.toString()) }).toEqual({ range: r.text, deliverable: false });
+  });
+
+  test("the checks themselves catch a private range let through, a split ingress peer, a rule without ports and a too-wide TRUSTED_PROXIES", () => {
+    const mutate = (change: (objs: Obj[]) => void) => {
+      const objs = JSON.parse(JSON.stringify(rendered.production!)) as Obj[];
+      change(objs);
+      return objs;
+    };
+    const policy = (objs: Obj[], name: string) => objs.find((r) => r.kind === "NetworkPolicy" && r.metadata.name === name)!;
+    // The metadata endpoint's range no longer cut out of the webhook-dispatcher's and check-worker's internet.
+    const leaky = mutate((objs) => {
+      const v4 = policy(objs, "svc-validate-egress-public-https").spec.egress[0].to.find((x: any) => x.ipBlock.cidr === "0.0.0.0/0");
+      v4.ipBlock.except = v4.ipBlock.except.filter((e: string) => e !== "169.254.0.0/16");
+    });
+    expect(egressProblems(leaky)).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining("does not except 169.254.0.0/16"),
+        expect.stringMatching(/Deployment\/webhook-dispatcher .*reaches the metadata endpoint 169\.254\.169\.254/),
+      ]),
+    );
+    // 0.0.0.0/0 with no exceptions at all, on Redis's port, for the billing-ledger.
+    const open = mutate((objs) => {
+      policy(objs, "svc-validate-egress-redis").spec.egress[0].to.push({ ipBlock: { cidr: "0.0.0.0/0" } });
+    });
+    expect(egressProblems(open)).toEqual(expect.arrayContaining([expect.stringContaining("does not except 10.0.0.0/8"), expect.stringMatching(/billing-ledger: egress .*public TCP\/6379/)]));
+    // An egress rule without ports.
+    const anyPort = mutate((objs) => {
+      delete policy(objs, "svc-validate-egress-dns").spec.egress[0].ports;
+    });
+    expect(egressProblems(anyPort)).toEqual(expect.arrayContaining([expect.stringMatching(/Job\/.*egress .*"dns any"/)]));
+    // Namespace and pods as two peers: every pod of ingress-nginx's namespace, or any pod labelled so in ours.
+    const split = mutate((objs) => {
+      policy(objs, "svc-validate-ingress-api").spec.ingress[0].from = [
+        { namespaceSelector: INGRESS_CONTROLLER.namespaceSelector },
+        { podSelector: INGRESS_CONTROLLER.podSelector },
+      ];
+    });
+    expect(ingressProblems(split)).toEqual([expect.stringContaining("Deployment/gateway: ingress")]);
+    expect(proxyProblems(split, true)).toHaveLength(2);
+    // The load balancer's subnet let in, but not trusted; and a pod network trusted whole.
+    const lb = mutate((objs) => {
+      policy(objs, "svc-validate-ingress-api").spec.ingress[0].from.push({ ipBlock: { cidr: "203.0.113.0/24" } });
+      objs.find((r) => r.kind === "ConfigMap" && r.metadata.name.startsWith("svc-validate-settings-"))!.data!.TRUSTED_PROXIES = "10.0.0.0/8";
+    });
+    expect(proxyProblems(lb, true)).toEqual([
+      expect.stringContaining("10.0.0.0/8 is wider than /16"),
+      expect.stringContaining("203.0.113.0/24 (not inside TRUSTED_PROXIES)"),
+    ]);
+    const trustedLb = mutate((objs) => {
+      policy(objs, "svc-validate-ingress-api").spec.ingress[0].from.push({ ipBlock: { cidr: "203.0.113.0/26" } });
+      objs.find((r) => r.kind === "ConfigMap" && r.metadata.name.startsWith("svc-validate-settings-"))!.data!.TRUSTED_PROXIES = "192.0.2.0/26,203.0.113.0/24";
+    });
+    expect(proxyProblems(trustedLb, true)).toEqual([]);
   });
 });
