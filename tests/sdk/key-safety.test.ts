@@ -117,6 +117,48 @@ describe("the API key is never printed", () => {
     expectNoKey(err);
   });
 
+  it("not in an API error whose answer echoes the Authorization header or the key: message, suggestion, body fields and headers are scrubbed", async () => {
+    const c = new Client({ apiKey: KEY, baseUrl: server.url, maxRetries: 1, retry: { sleep: async () => undefined } });
+    const echo = (status: number, code: string, retryable: boolean) => (_n: number, req: { headers: Record<string, string | string[] | undefined> }) => {
+      const auth = String(req.headers.authorization);
+      return {
+        status,
+        json: {
+          error: {
+            code,
+            message: `Refused request with Authorization: ${auth}`,
+            status,
+            retryable,
+            param: null,
+            suggestion: `Check the key ${KEY.slice(0, 20)}… (full: ${KEY}); its secret part is ${KEY.slice("svc_test_".length)}`,
+            request_id: "req_echo",
+            echoed: { headers: { authorization: auth }, keys: [KEY] },
+          },
+        },
+        headers: { "X-Debug-Authorization": auth },
+      };
+    };
+    const errors: unknown[] = [];
+    server.script(echo(401, "unauthorized", false));
+    errors.push(await c.account.get().catch((e) => e));
+    server.script(echo(503, "temporarily_unavailable", true)); // retried, then thrown: the last answer's error is scrubbed too
+    errors.push(await c.lookups.create({ numbers: ["+12025550100"], checks: ["spam"] }).catch((e) => e));
+    server.script(echo(418, "brand_new_refusal", false)); // an unknown code, classed by status
+    errors.push(await c.request("getAccount").catch((e) => e));
+    expect(errors.map((e) => (e as { code: string }).code)).toEqual(["unauthorized", "temporarily_unavailable", "brand_new_refusal"]);
+    for (const e of errors) {
+      expectNoKey(e);
+      const err = e as { message: string; suggestion: string; body: Record<string, unknown>; headers: Headers };
+      expect(err.message).toBe("Refused request with Authorization: Bearer [redacted]");
+      expect(err.suggestion).not.toContain(KEY.slice("svc_test_".length));
+      expect(err.suggestion).toContain("[redacted]");
+      expect(JSON.stringify(err.body)).not.toContain(KEY.slice("svc_test_".length));
+      expect(err.body.echoed).toEqual({ headers: { authorization: "Bearer [redacted]" }, keys: ["[redacted]"] });
+      expect(err.headers.get("x-debug-authorization")).toBe("Bearer [redacted]");
+      expect(inspect(e, { depth: 10, showHidden: true })).not.toContain(KEY.slice("svc_test_".length));
+    }
+  });
+
   it("not in any log line (requests, answers, retries), nor in the response object of request()", async () => {
     const c = new Client({ apiKey: KEY, baseUrl: server.url, logger, retry: { sleep: async () => undefined } });
     server.steps({ status: 429, json: apiError("rate_limited", 429, true), headers: { "Retry-After": "0" } }, { status: 200, json: lookupBody(), headers: { Deprecation: "@1700000000" } });

@@ -201,6 +201,72 @@ describe("answers that never came", () => {
   });
 });
 
+describe("one retry rule for POSTs: retried only when the API accepts an Idempotency-Key", () => {
+  const ENDPOINT = { url: "https://hooks.example.com/x", events: ["job.completed"] };
+  const posts = () => server.requests.filter((r) => r.method === "POST");
+
+  it("POST /v1/webhook_endpoints (no Idempotency-Key in the contract) is sent once, without a key: not retried on a retryable 500, nor after a lost connection", async () => {
+    const { c, waits } = client({ maxRetries: 3 });
+    server.steps({ status: 500, json: apiError("internal_error", 500, true) }, { status: 201, json: {} });
+    const answered = await c.webhookEndpoints.create(ENDPOINT).catch((e) => e);
+    expect(answered).toBeInstanceOf(ServerError);
+    // The API's own flag is kept for the caller, who knows whether a second endpoint would matter.
+    expect(answered).toMatchObject({ code: "internal_error", status: 500, retryable: true, attempts: 1 });
+    expect(posts()).toHaveLength(1);
+    expect(server.requests[0]?.headers["idempotency-key"]).toBeUndefined();
+
+    server.steps("reset", { status: 201, json: {} });
+    const lost = await c.webhookEndpoints.create(ENDPOINT).catch((e) => e);
+    expect(lost).toBeInstanceOf(ConnectionError);
+    expect(lost).toMatchObject({ code: "connection_error", retryable: false, attempts: 1 });
+    expect(posts()).toHaveLength(1);
+    expect(waits).toEqual([]);
+  });
+
+  it("the other POSTs and the PATCH without a key follow the same rule: a 503 or a 429 is not retried (test delivery, test key, endpoint update)", async () => {
+    const { c } = client({ maxRetries: 3 });
+    server.steps({ status: 503, json: apiError("temporarily_unavailable", 503, true), headers: { "Retry-After": "0" } });
+    await expect(c.webhookEndpoints.test("we_1")).rejects.toMatchObject({ code: "temporarily_unavailable", attempts: 1 });
+    expect(server.requests).toHaveLength(1);
+    server.steps({ status: 429, json: apiError("rate_limited", 429, true), headers: { "Retry-After": "0" } });
+    await expect(c.webhookEndpoints.update("we_1", { events: ["job.completed"] })).rejects.toMatchObject({ code: "rate_limited", attempts: 1 });
+    expect(server.requests).toHaveLength(1);
+    server.steps({ status: 500, json: apiError("internal_error", 500, true) });
+    await expect(c.request("createTestKey", { body: { email: "a@example.com" } })).rejects.toMatchObject({ code: "internal_error", attempts: 1 });
+    expect(server.requests).toHaveLength(1);
+    for (const r of server.requests) expect(r.headers["idempotency-key"]).toBeUndefined();
+  });
+
+  it("POST /v1/lookup and POST /v1/jobs always carry an Idempotency-Key and are retried both on a retryable answer and after a lost connection, with the same key", async () => {
+    const { c } = client({ maxRetries: 3 });
+    server.steps({ status: 500, json: apiError("internal_error", 500, true) }, "reset", { status: 200, json: lookupBody() });
+    await c.lookups.create(LOOKUP);
+    expect(posts()).toHaveLength(3);
+    expect(new Set(idempotencyKeys()).size).toBe(1);
+    expect(idempotencyKeys()[0]).toMatch(/^[0-9a-f-]{36}$/);
+
+    server.steps("reset", { status: 503, json: apiError("temporarily_unavailable", 503, true) }, { status: 201, json: jobBody() });
+    await c.jobs.create({ numbers: ["+12025550100"], checks: ["spam"] });
+    expect(posts()).toHaveLength(3);
+    expect(new Set(idempotencyKeys()).size).toBe(1);
+
+    // Through request() too: the key comes from the contract, not from the resource method.
+    server.steps("reset", { status: 200, json: lookupBody() });
+    await c.request("createLookup", { body: LOOKUP });
+    expect(posts()).toHaveLength(2);
+    expect(new Set(idempotencyKeys()).size).toBe(1);
+  });
+
+  it("POST /v1/jobs/estimate stores and charges nothing: retried like a GET, without a key", async () => {
+    const rec = recordingSleep();
+    const c = new Client({ apiKey: KEY, baseUrl: server.url, validateResponses: false, retry: { sleep: rec.sleep, random: () => 0.5 } });
+    server.steps("reset", { status: 503, json: apiError("temporarily_unavailable", 503, true) }, { status: 200, json: { object: "estimate" } });
+    await c.jobs.estimate({ numbers: ["+12025550100"], checks: ["spam"] });
+    expect(posts()).toHaveLength(3);
+    expect(idempotencyKeys()).toEqual([undefined, undefined, undefined]);
+  });
+});
+
 describe("waits, aborts and refusals", () => {
   it("really sleeps Retry-After when no sleep is injected", async () => {
     server.steps({ status: 429, json: apiError("rate_limited", 429, true), headers: { "Retry-After": "1" } }, { status: 200, json: accountBody() });

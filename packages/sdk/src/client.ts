@@ -4,6 +4,7 @@ import { HealthResource, Services, TestKeys } from "./resources/catalog";
 import { Jobs } from "./resources/jobs";
 import { Lookups } from "./resources/lookups";
 import { WebhookEndpoints } from "./resources/webhook-endpoints";
+import { assertSecureBaseUrl } from "./safety";
 import { DEFAULT_RETRY, type RetryOptions } from "./retry";
 import { operations, Transport, type ApiResponse, type FetchLike, type IdempotentRequestOptions, type Logger, type Query } from "./transport";
 import { SDK_VERSION } from "./version";
@@ -20,8 +21,17 @@ export const DEFAULT_TIMEOUT_MS = 60_000;
 export interface ClientOptions {
   /** Default: the SVC_API_KEY environment variable. Calls that need a key throw `missing_api_key` without one. */
   apiKey?: string;
-  /** Default: SVC_BASE_URL, else http://localhost:8080. A trailing `/v1` is accepted. */
+  /**
+   * Default: SVC_BASE_URL, else http://localhost:8080. A trailing `/v1` is accepted.
+   * Plain `http://` is refused (`invalid_argument`) unless the host is loopback
+   * (localhost, 127.0.0.0/8, ::1) or `allowInsecureHttp` is true: the key is in every request.
+   */
   baseUrl?: string;
+  /**
+   * Send the key over plain http to a host that is not loopback (a private network you
+   * trust). Default false. Only this option turns it on; no environment variable does.
+   */
+  allowInsecureHttp?: boolean;
   /** Time allowed for one attempt, in ms (a server-side `wait` is added). Default 60,000. */
   timeoutMs?: number;
   /** Time allowed for a whole call, retries included, in ms. Default: no limit beyond the attempts. */
@@ -91,7 +101,7 @@ export class Client {
     if (apiKey !== undefined && isBrowser() && !options.dangerouslyAllowBrowser) {
       throw new InvalidArgumentError("apiKey", "API keys must not be used in front-end code; call the API from a server (or set dangerouslyAllowBrowser for a trusted internal tool).");
     }
-    this.baseUrl = normaliseBaseUrl(options.baseUrl ?? readEnv(BASE_URL_ENV) ?? DEFAULT_BASE_URL);
+    this.baseUrl = normaliseBaseUrl(options.baseUrl ?? readEnv(BASE_URL_ENV) ?? DEFAULT_BASE_URL, options.allowInsecureHttp === true);
     this.timeoutMs = positive(options.timeoutMs, DEFAULT_TIMEOUT_MS, "timeoutMs");
     const retry: RetryOptions = { ...DEFAULT_RETRY, ...options.retry };
     if (options.maxRetries !== undefined) retry.maxRetries = options.maxRetries;
@@ -176,7 +186,7 @@ function isBrowser(): boolean {
   return typeof g.window !== "undefined" && typeof g.document !== "undefined";
 }
 
-function normaliseBaseUrl(raw: string): string {
+function normaliseBaseUrl(raw: string, allowInsecureHttp: boolean): string {
   let url: URL;
   try {
     url = new URL(raw);
@@ -185,6 +195,7 @@ function normaliseBaseUrl(raw: string): string {
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") throw new InvalidArgumentError("baseUrl", "`baseUrl` must be an http(s) URL.");
   if (url.username || url.password || url.search || url.hash) throw new InvalidArgumentError("baseUrl", "`baseUrl` must not carry credentials, a query or a fragment.");
+  assertSecureBaseUrl(url, allowInsecureHttp);
   return url.toString().replace(/\/+$/, "").replace(/\/v1$/, "");
 }
 

@@ -66,7 +66,7 @@ async function* guarded(open: OpenResponse, idleMs: number, signal?: AbortSignal
   } catch (err) {
     if (signal?.aborted) throw signal.reason;
     if (idle) throw new TimeoutError(`The download stalled for ${idleMs} ms.`, { attempts: open.attempts, retryable: true });
-    throw new ConnectionError(`The download was cut off (${(err as Error)?.message ?? "no more data"}).`, { attempts: open.attempts, retryable: true });
+    throw new ConnectionError(open.scrub(`The download was cut off (${(err as Error)?.message ?? "no more data"}).`), { attempts: open.attempts, retryable: true });
   } finally {
     clearTimeout(timer);
   }

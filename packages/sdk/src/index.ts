@@ -8,6 +8,7 @@ export { Client, API_KEY_ENV, BASE_URL_ENV, DEFAULT_BASE_URL, DEFAULT_TIMEOUT_MS
 export type { ApiResponse, FetchLike, IdempotentRequestOptions, Logger, RequestOptions } from "./transport";
 export { DEFAULT_RETRY, backoffDelay, parseRetryAfter, type RetryOptions } from "./retry";
 export { SDK_VERSION } from "./version";
+export { ALLOW_INSECURE_HTTP_ENV, createRedactor, isLoopbackHost, parseAllowInsecureHttp, redactSecrets } from "./safety";
 
 export {
   SvcError,

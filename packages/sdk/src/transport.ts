@@ -25,6 +25,7 @@ import {
   type ApiErrorBody,
 } from "./errors";
 import { backoffDelay, parseRetryAfter, type RetryOptions } from "./retry";
+import { redactDeep, redactSecrets } from "./safety";
 import { ShapeChecker } from "./shape";
 
 /** The platform's `fetch`, or anything with its signature (a test double, a proxy-aware fetch). */
@@ -79,15 +80,34 @@ export type Operation = {
   method: "GET" | "POST" | "PATCH" | "DELETE";
   path: string;
   auth: RouteDef["auth"];
-  /** The operation takes an Idempotency-Key (POST /v1/lookup, POST /v1/jobs). */
+  /** The API accepts an Idempotency-Key on it (the contract says which: POST /v1/lookup, POST /v1/jobs); the SDK always sends one. */
   idempotencyKey: boolean;
-  /** Safe to send again when no answer came back (connection error, timeout). */
+  /**
+   * Safe to send again, so retried automatically, both after a retryable answer and
+   * after a lost one (connection error, timeout). See `isRepeatable`.
+   */
   repeatable: boolean;
   responses: RouteDef["responses"];
 };
 
-/** POSTs that store nothing and can be resent freely (the estimate charges and stores nothing). */
+/** POSTs that store and charge nothing (the spec: the estimate "validates and counts a list for free"). */
 const STATELESS_POSTS = new Set(["estimateJob"]);
+
+/**
+ * The one retry rule. An operation is sent again automatically only when sending it
+ * twice cannot do a thing twice: GET and DELETE; a POST the API accepts an
+ * Idempotency-Key for (the SDK sends one on every such POST and reuses it on every
+ * attempt, so the API answers a resend with the first result); and a POST that stores
+ * nothing. Any other POST or PATCH (creating or changing a webhook endpoint, queueing
+ * a test delivery, requesting a test key) is never retried, whatever the failure: a
+ * 500 or a lost connection may come after the API acted, and a second attempt could
+ * act again. Its error keeps the API's `retryable` flag for the caller to decide.
+ */
+export function isRepeatable(method: Operation["method"], idempotencyKey: boolean, operationId: string): boolean {
+  if (method === "GET" || method === "DELETE") return true;
+  if (method === "POST") return idempotencyKey || STATELESS_POSTS.has(operationId);
+  return false;
+}
 
 const OPERATIONS = new Map<string, Operation>(
   ROUTES.map((r) => {
@@ -99,7 +119,7 @@ const OPERATIONS = new Map<string, Operation>(
       path: r.path,
       auth: r.auth,
       idempotencyKey,
-      repeatable: method === "GET" || method === "DELETE" || idempotencyKey || STATELESS_POSTS.has(r.operationId),
+      repeatable: isRepeatable(method, idempotencyKey, r.operationId),
       responses: r.responses,
     };
     return [r.operationId, op];
@@ -152,6 +172,8 @@ export type OpenResponse = {
   abort(reason?: unknown): void;
   /** Releases the caller's abort signal. */
   done(): void;
+  /** The transport's key scrubber, for errors raised while the body is read. */
+  scrub(text: string): string;
 };
 
 type Attempt = { kind: "json"; value: ApiResponse<unknown> } | { kind: "open"; value: OpenResponse };
@@ -196,9 +218,9 @@ export class Transport {
     return (out as Extract<Attempt, { kind: "open" }>).value;
   }
 
-  /** Removes the key from text that came from elsewhere (an exception of a custom fetch). */
+  /** Removes the key (and anything key-shaped) from text that came from elsewhere: an API answer, an exception of a custom fetch. */
   scrub(text: string): string {
-    return this.#key ? text.split(this.#key).join("[redacted]") : text;
+    return redactSecrets(text, [this.#key]);
   }
 
   async #run(op: Operation, args: CallArgs, stream: boolean): Promise<Attempt> {
@@ -252,7 +274,7 @@ export class Transport {
             clearTimeout(timer);
             keepOpen = true;
             log?.debug?.("response", { operation: op.id, status: res.status, requestId, attempt, ms: Date.now() - started });
-            return { kind: "open", value: { response: res, requestId, attempts: attempt, abort: (reason) => ctl.abort(reason), done: release } };
+            return { kind: "open", value: { response: res, requestId, attempts: attempt, abort: (reason) => ctl.abort(reason), done: release, scrub: (text) => this.scrub(text) } };
           }
           const data = await this.#readBody(op, res, requestId, attempt);
           log?.debug?.("response", { operation: op.id, status: res.status, requestId, attempt, ms: Date.now() - started });
@@ -275,8 +297,8 @@ export class Transport {
         if (!keepOpen) release();
       }
 
-      // Retry only what the API marks retryable, and lost answers of requests that may be repeated.
-      const retryable = failure instanceof APIError ? failure.retryable : op.repeatable;
+      // One rule (isRepeatable): only operations safe to send twice are retried, after an answer the API marks retryable or a lost one.
+      const retryable = op.repeatable && (failure instanceof APIError ? failure.retryable : true);
       if (!retryable || attempt > maxRetries) throw failure;
       const retryAfter = failure instanceof APIError ? failure.retryAfterMs : null;
       if (retryAfter !== null && retryAfter > cfg.retry.maxRetryAfterMs) throw failure;
@@ -332,7 +354,30 @@ export class Transport {
       // Not an error object (a proxy's page, a cut body): classified by status below.
     }
     const Cls = apiErrorClass(body?.code ?? fallbackCode(res.status), res.status);
-    return new Cls({ status: res.status, body, headers: res.headers, requestId, retryAfterMs: parseRetryAfter(res.headers.get("retry-after")), attempts });
+    // An answer may quote the request back (a proxy's error page, a gateway that echoes the Authorization
+    // header): its message, suggestion, every field of its body and its headers are scrubbed before they
+    // become an error the caller will print or log.
+    const scrub = (text: string) => this.scrub(text);
+    return new Cls({
+      status: res.status,
+      body: body === null ? null : redactDeep(body, scrub),
+      headers: this.#scrubHeaders(res.headers),
+      requestId: requestId === null ? null : scrub(requestId),
+      retryAfterMs: parseRetryAfter(res.headers.get("retry-after")),
+      attempts,
+    });
+  }
+
+  /** The answer's headers, or a scrubbed copy when one of them quotes the key. */
+  #scrubHeaders(headers: Headers): Headers {
+    let leaks = false;
+    headers.forEach((value) => {
+      if (this.scrub(value) !== value) leaks = true;
+    });
+    if (!leaks) return headers;
+    const copy = new Headers();
+    headers.forEach((value, name) => copy.append(name, this.scrub(value)));
+    return copy;
   }
 
   #noticeDeprecation(op: Operation, res: Response): void {
@@ -355,7 +400,7 @@ export class Transport {
         // circular: message and stack are what matter
       }
     }
-    return text.includes(key) ? new Error(this.scrub(describe(err))) : err;
+    return this.scrub(text) !== text ? new Error(this.scrub(describe(err))) : err;
   }
 }
 
