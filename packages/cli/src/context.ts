@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { API_KEY_ENV, BASE_URL_ENV, Client, SDK_VERSION, type Logger } from "@svc/sdk";
+import { ALLOW_INSECURE_HTTP_ENV, API_KEY_ENV, BASE_URL_ENV, Client, InvalidArgumentError, parseAllowInsecureHttp, SDK_VERSION, type Logger } from "@svc/sdk";
 import type { Command } from "commander";
 import { addSecret, err } from "./output";
 
@@ -18,6 +18,7 @@ export interface GlobalOptions {
   json?: boolean;
   verbose?: boolean;
   baseUrl?: string;
+  allowInsecureHttp?: boolean;
   timeout?: number;
 }
 
@@ -38,12 +39,23 @@ const verboseLogger: Logger = {
 /** The SDK client for a command (the key from SVC_API_KEY; never from an argument, which `ps` would show). */
 export function client(cmd: Command): Client {
   const g = globals(cmd);
-  const c = new Client({
-    baseUrl: g.baseUrl,
-    timeoutMs: g.timeout,
-    logger: g.verbose ? verboseLogger : undefined,
-    headers: { "User-Agent": `svc-cli/${CLI_VERSION} svc-sdk-js/${SDK_VERSION} node/${process.versions.node}` },
-  });
+  let c: Client;
+  try {
+    c = new Client({
+      baseUrl: g.baseUrl,
+      // The SDK's rule: plain http only to loopback, unless asked for by flag or environment.
+      allowInsecureHttp: g.allowInsecureHttp === true || parseAllowInsecureHttp(process.env[ALLOW_INSECURE_HTTP_ENV]),
+      timeoutMs: g.timeout,
+      logger: g.verbose ? verboseLogger : undefined,
+      headers: { "User-Agent": `svc-cli/${CLI_VERSION} svc-sdk-js/${SDK_VERSION} node/${process.versions.node}` },
+    });
+  } catch (e) {
+    // Same refusal (invalid_argument, exit 2), naming what svc's user can set instead of the SDK option.
+    if (e instanceof InvalidArgumentError && e.param === "baseUrl" && /plain http/.test(e.message)) {
+      throw new InvalidArgumentError("baseUrl", `${e.message.replace(/ To send it over http anyway.*$/, "")} To send it over http anyway (a network you trust), add --allow-insecure-http or set ${ALLOW_INSECURE_HTTP_ENV}=1.`);
+    }
+    throw e;
+  }
   if (g.verbose) {
     const key = process.env[API_KEY_ENV]?.trim();
     const mode = key ? (/^svc_(test|live|agent)_/.exec(key)?.[1] ?? "unrecognised") : null;

@@ -5,6 +5,8 @@
  * whatever printed it: a command, commander's own messages, an error, a stack.
  */
 
+import { redactSecrets } from "@svc/sdk";
+
 const secrets = new Set<string>();
 
 /** Something that must never be printed (the API key, a signing secret). */
@@ -13,13 +15,13 @@ export function addSecret(value: string | undefined): void {
   if (v && v.length >= 8) secrets.add(v);
 }
 
-/** API keys by shape (`svc_live_` + 36 characters), in case one reaches us another way (typed as an argument, say). */
-const KEY_SHAPE = /\b(svc_(?:test|live|agent)_)[A-Za-z0-9]{20,}/g;
-
+/**
+ * The SDK's scrubber (one rule for the SDK, the CLI and the MCP server): each secret
+ * registered here, and anything shaped like an API key (typed as an argument, say),
+ * which keeps its prefix: `svc_live_[redacted]`.
+ */
 export function redact(text: string): string {
-  let out = text;
-  for (const s of secrets) if (out.includes(s)) out = out.split(s).join("[redacted]");
-  return out.replace(KEY_SHAPE, "$1[redacted]");
+  return redactSecrets(text, secrets);
 }
 
 let stdoutClosed = false;

@@ -1,5 +1,5 @@
 import { Command, Option } from "commander";
-import { API_KEY_ENV, BASE_URL_ENV } from "@svc/sdk";
+import { ALLOW_INSECURE_HTTP_ENV, API_KEY_ENV, BASE_URL_ENV } from "@svc/sdk";
 import { accountCommand, limitsCommand, servicesCommand, usageCommand } from "./commands/account";
 import { jobsCommand } from "./commands/jobs";
 import { lookupCommand } from "./commands/lookup";
@@ -14,7 +14,8 @@ Output: tables for people on stdout; --json prints the API's own objects instead
 
 Environment:
   ${API_KEY_ENV}   the API key (never printed, never taken from an argument)
-  ${BASE_URL_ENV}  the API's base URL (default http://localhost:8080)
+  ${BASE_URL_ENV}  the API's base URL (default http://localhost:8080); plain http only to loopback
+  ${ALLOW_INSECURE_HTTP_ENV}  1 or true: allow plain http to other hosts (as --allow-insecure-http)
 
 Exit codes:
   0    ok (verify: valid; --wait/watch: the job completed)
@@ -50,7 +51,8 @@ export function buildProgram(jsonErrors = false): Command {
     .version(CLI_VERSION, "-V, --version", "print the version")
     .option("--json", "print the API's own objects as JSON (for scripts)")
     .option("--verbose", "print each HTTP request and answer on stderr (never the key)")
-    .option("--base-url <url>", `API base URL (default: ${BASE_URL_ENV}, else http://localhost:8080)`)
+    .option("--base-url <url>", `API base URL (default: ${BASE_URL_ENV}, else http://localhost:8080); https, or http to loopback only`)
+    .option("--allow-insecure-http", `allow a plain http base URL to a host that is not loopback (the key crosses the network unencrypted); also ${ALLOW_INSECURE_HTTP_ENV}=1`)
     .addOption(new Option("--timeout <seconds>", "time limit of one HTTP attempt").argParser((v) => positiveInt("--timeout", 3600)(v) * 1000))
     .addHelpText("after", EXIT_HELP)
     .addCommand(lookupCommand())
