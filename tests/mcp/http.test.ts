@@ -79,6 +79,21 @@ describe("svc-mcp --http", () => {
     await client.close();
   });
 
+  it("a confirmation issued while answering one request is accepted by the next (each request has its own server; the tokens are the process's), once", async () => {
+    const client = new Client({ name: "http-test", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } }));
+    const error = (r: CallToolResult) => JSON.parse((r.content[0] as { text: string }).text).error;
+    const args = { numbers: Array.from({ length: 102 }, (_, i) => `+1415555${3000 + i * 3}`), checks: ["spam"] };
+    const quoted = (await client.callTool({ name: "create_job", arguments: args })) as CallToolResult;
+    const send = error(quoted).confirm.arguments;
+    const created = (await client.callTool({ name: "create_job", arguments: { ...args, ...send } })) as CallToolResult;
+    expect(created.isError).toBeFalsy();
+    expect(created.structuredContent).toMatchObject({ job: { status: "completed" }, cost: { confirmed: true, max_cost_sent: "0.00" } });
+    const reused = (await client.callTool({ name: "create_job", arguments: { ...args, ...send } })) as CallToolResult;
+    expect(error(reused)).toMatchObject({ code: "confirmation_invalid", reason: "already_used" });
+    await client.close();
+  });
+
   it("refuses requests without the token, with another token, or for another Host (DNS rebinding); only POST", async () => {
     const none = await raw("POST", {}, INIT);
     expect(none.status).toBe(401);

@@ -89,19 +89,20 @@ describe("lookup: the confirmation round trip with real money", () => {
       checks_total: 120,
       livemode: true,
       threshold: "0.25",
-      confirm: { argument: "confirm_max_cost", value: "0.36" },
+      confirm: { arguments: { confirm_max_cost: "0.36", confirmation_token: expect.stringMatching(/^cfm1\.lookup\.360000\./) }, single_use: true },
     });
     expect(first.data.error.message).toMatch(/0\.36 USD.*0\.25 USD/);
     expect(sent("POST", "/v1/lookup")).toBe(0);
+    const token = first.data.error.confirm.arguments.confirmation_token as string;
 
-    // Approved less than it costs: refused, still nothing sent.
-    const under = await mcp.call("lookup", { ...args, confirm_max_cost: "0.30" });
+    // Approved less than it was quoted: refused by the server, still nothing sent; the token stays good.
+    const under = await mcp.call("lookup", { ...args, confirm_max_cost: "0.30", confirmation_token: token });
     expect(under.isError).toBe(true);
-    expect(under.data.error).toMatchObject({ code: "cost_limit_exceeded", max_cost: "0.36", max_cost_sent: "0.30", param: "confirm_max_cost" });
+    expect(under.data.error).toMatchObject({ code: "cost_limit_exceeded", status: null, max_cost: "0.36", max_cost_sent: "0.30", param: "confirm_max_cost" });
     expect(sent("POST", "/v1/lookup")).toBe(0);
 
-    // The approved amount: sent as max_cost, reserved, checked by the real workers, billed.
-    const done = await mcp.call("lookup", { ...args, confirm_max_cost: "0.36" });
+    // The approved amount with the token: sent as max_cost, reserved, checked by the real workers, billed.
+    const done = await mcp.call("lookup", { ...args, confirm_max_cost: "0.36", confirmation_token: token });
     expect(done.isError).toBe(false);
     expect(done.data.cost).toEqual({ max_cost: "0.36", max_cost_sent: "0.36", confirmed: true, currency: "USD" });
     expect(bodies(recorder.requests, "POST", "/v1/lookup")).toEqual([expect.objectContaining({ max_cost: { amount: "0.36" } })]);
@@ -123,7 +124,7 @@ describe("lookup: the confirmation round trip with real money", () => {
 describe("create_job: the confirmation round trip at the default threshold", () => {
   const checks = ["spam", "whatsapp", "carrier", "signal.registered"];
 
-  it("1.10 USD for 100 numbers needs confirmation; 1.00 is refused by the API (cost_limit_exceeded); 1.10 creates the job with max_cost 1.10, which then runs to the end", async () => {
+  it("1.10 USD for 100 numbers needs confirmation; 1.00 is below the quote and refused; 1.10 with the token creates the job with max_cost 1.10, which then runs to the end", async () => {
     const agent = issue("agent", "10", AGENT_SCOPES);
     const mcp = await mcpWith(agent.key);
     const args = { numbers: numbers(100), checks };
@@ -133,16 +134,18 @@ describe("create_job: the confirmation round trip at the default threshold", () 
     expect(first.data.error).toMatchObject({ code: "confirmation_required", reasons: ["max_cost_above_threshold"], max_cost: "1.10", identifiers: 100, numbers: 100, threshold: "1.00" });
     expect(sent("POST", "/v1/jobs")).toBe(0);
 
-    // The API itself refuses: the estimate went out with max_cost 1.00 and came back 402.
-    const refused = await mcp.call("create_job", { ...args, confirm_max_cost: "1.00" });
+    // Approved less than the quote the token carries: refused before anything goes out.
+    const token = first.data.error.confirm.arguments.confirmation_token as string;
+    const estimates = sent("POST", "/v1/jobs/estimate");
+    const refused = await mcp.call("create_job", { ...args, confirm_max_cost: "1.00", confirmation_token: token });
     expect(refused.isError).toBe(true);
-    expect(refused.data.error).toMatchObject({ code: "cost_limit_exceeded", status: 402, retryable: false, param: "max_cost.amount", max_cost_sent: "1.00", request_id: expect.stringMatching(/^req_/) });
-    expect(refused.data.error.message).toContain("Nothing was done or charged");
-    expect(bodies(recorder.requests, "POST", "/v1/jobs/estimate").at(-1)).toMatchObject({ max_cost: { amount: "1.00" } });
+    expect(refused.data.error).toMatchObject({ code: "cost_limit_exceeded", status: null, retryable: false, param: "confirm_max_cost", max_cost: "1.10", max_cost_sent: "1.00" });
+    expect(refused.data.error.message).toContain("nothing sent or charged");
+    expect(sent("POST", "/v1/jobs/estimate")).toBe(estimates);
     expect(sent("POST", "/v1/jobs")).toBe(0);
     expect((await gw.store.pool.query(`SELECT 1 FROM jobs WHERE account_id = $1`, [agent.accountId])).rowCount).toBe(0);
 
-    const created = await mcp.call("create_job", { ...args, confirm_max_cost: "1.10" });
+    const created = await mcp.call("create_job", { ...args, confirm_max_cost: "1.10", confirmation_token: token });
     expect(created.isError).toBe(false);
     expect(created.data.cost).toEqual({ max_cost: "1.10", max_cost_sent: "1.10", confirmed: true, currency: "USD" });
     expect(bodies(recorder.requests, "POST", "/v1/jobs")).toEqual([expect.objectContaining({ max_cost: { amount: "1.10" } })]);
@@ -192,7 +195,10 @@ describe("the API itself refuses anything dearer than the max_cost the server se
   it("create_job: the price rises between the confirmed estimate and the creation → 402 cost_limit_exceeded as a tool error, no job, nothing reserved", async () => {
     const agent = issue("agent", "10", AGENT_SCOPES);
     const mcp = await mcpWith(agent.key);
-    const args = { numbers: numbers(100), checks: ["spam", "whatsapp", "carrier", "signal.registered"], confirm_max_cost: "1.10" };
+    const list = { numbers: numbers(100), checks: ["spam", "whatsapp", "carrier", "signal.registered"] };
+    const quoted = await mcp.call("create_job", list);
+    expect(quoted.data.error).toMatchObject({ code: "confirmation_required", max_cost: "1.10" });
+    const args = { ...list, ...quoted.data.error.confirm.arguments };
     const held = recorder.hold("POST", "/v1/jobs");
     const call = mcp.call("create_job", args);
     await held.arrived; // the server decided 1.10 fits (estimate at 0.002 for spam) and sent the job
@@ -217,7 +223,7 @@ describe("the API itself refuses anything dearer than the max_cost the server se
     held.release();
     const r = await call;
     expect(r.data.error).toMatchObject({ code: "cost_limit_exceeded", status: 402, max_cost_sent: "1.00" });
-    expect(r.data.error.message).toContain("without confirm_max_cost to get the current amount");
+    expect(r.data.error.message).toContain("without confirm_max_cost and confirmation_token to get the current amount");
     expect(bodies(recorder.requests, "POST", "/v1/lookup")).toEqual([expect.objectContaining({ max_cost: { amount: "1.00" } })]);
 
     // Asked again, the server sees the new price and asks for confirmation of 2.00.

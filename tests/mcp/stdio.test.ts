@@ -44,11 +44,14 @@ describe("tools", () => {
     }
     const lookup = tools.find((t) => t.name === "lookup")!;
     expect(lookup.inputSchema.required).toEqual(["checks"]);
-    expect(Object.keys(lookup.inputSchema.properties ?? {})).toEqual(["numbers", "emails", "checks", "wait", "confirm_max_cost", "idempotency_key"]);
+    expect(Object.keys(lookup.inputSchema.properties ?? {})).toEqual(["numbers", "emails", "checks", "wait", "confirm_max_cost", "confirmation_token", "idempotency_key"]);
     expect((lookup.inputSchema.properties as any).numbers).toMatchObject({ type: "array", items: { type: "string" }, maxItems: 100 });
     const create = tools.find((t) => t.name === "create_job")!;
     expect((create.inputSchema.properties as any).numbers.maxItems).toBe(50_000);
     expect((create.inputSchema.properties as any).confirm_max_cost).toMatchObject({ type: "string", pattern: expect.any(String) });
+    expect((create.inputSchema.properties as any).confirm_max_cost.description).toContain("confirmation_token");
+    expect((create.inputSchema.properties as any).confirmation_token).toMatchObject({ type: "string", maxLength: 512, description: expect.stringContaining("Single use") });
+    for (const name of PAYING) expect(tools.find((t) => t.name === name)!.description).toContain("confirmation_token");
     expect(tools.find((t) => t.name === "get_job")!.inputSchema.required).toEqual(["id"]);
   });
 
@@ -59,6 +62,7 @@ describe("tools", () => {
     expect(mcp.client.getServerVersion()).toMatchObject({ name: "svc-mcp", version: pkg.version });
     const instructions = mcp.client.getInstructions() ?? "";
     expect(instructions).toContain("confirmation_required");
+    expect(instructions).toContain("confirmation_token");
     expect(instructions).toContain("1.00 USD");
     expect(instructions).toContain("spend_cap_reached");
   });
@@ -126,18 +130,19 @@ describe("more than 100 numbers needs confirmation even when free (test key)", (
       checks_total: 151,
       livemode: false,
       threshold: "1.00",
-      confirm: { argument: "confirm_max_cost", value: "0.00" },
+      confirm: { arguments: { confirm_max_cost: "0.00", confirmation_token: expect.stringMatching(/^cfm1\.create_job\.0\./) }, single_use: true, expires_at: expect.any(String) },
     });
     expect(first.data.error.message).toContain('confirm_max_cost: "0.00"');
+    expect(first.data.error.message).toContain("confirmation_token");
     expect(first.data.error.message).toContain("Test key: nothing is charged");
     // Only the free estimate went out.
     expect(recorder.requests.map((q) => `${q.method} ${q.path}`)).toEqual(["POST /v1/jobs/estimate"]);
 
     const estimate = await mcp.call("estimate_job", args);
-    expect(estimate.data.confirmation).toEqual({ required: true, reasons: ["more_than_100_numbers"], confirm_max_cost: "0.00", threshold: "1.00" });
+    expect(estimate.data.confirmation).toEqual({ required: true, reasons: ["more_than_100_numbers"], confirm_max_cost: "0.00", confirmation_token: expect.stringMatching(/^cfm1\.create_job\./), expires_at: expect.any(String), threshold: "1.00" });
     expect(estimate.data.estimate).toMatchObject({ livemode: false, rows: { total: 151, valid: 151 }, max_cost: "0.00" });
 
-    const second = await mcp.call("create_job", { ...args, confirm_max_cost: "0.00" });
+    const second = await mcp.call("create_job", { ...args, ...first.data.error.confirm.arguments });
     expect(second.isError).toBe(false);
     expect(second.data.job).toMatchObject({ status: "completed", finished: true, livemode: false, progress: { total: 151, checks_total: 151, done: 151, percent: 100 } });
     expect(second.data.cost).toEqual({ max_cost: "0.00", max_cost_sent: "0.00", confirmed: true, currency: "USD" });

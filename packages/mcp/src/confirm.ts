@@ -1,5 +1,6 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { CONFIRM_NUMBERS_ABOVE, type McpConfig } from "./config.js";
+import type { ConfirmationBook, Ticket, TokenProblem } from "./confirmation-token.js";
 import { formatMicros, toMicros } from "./money.js";
 import { fail } from "./results.js";
 
@@ -14,31 +15,97 @@ export interface Assessment {
   livemode: boolean;
 }
 
+/** The two arguments a confirmed call carries; everything else is what gets confirmed. */
+export interface ConfirmationFields {
+  confirm_max_cost?: string;
+  confirmation_token?: string;
+}
+
+/** A confirmation that checked out: the amount the user approved and the token that binds it to this call. */
+export interface Approval {
+  limitMicros: bigint;
+  ticket: Ticket;
+}
+
 export type Decision =
   /** Go ahead, sending `maxCost` as the request's `max_cost`: the API refuses anything dearer. */
   | { proceed: true; maxCost: string; confirmed: boolean }
   | { proceed: false; result: CallToolResult };
 
+/** The arguments a confirmation is bound to: all of them except the confirmation fields. */
+export function boundArguments<T extends ConfirmationFields>(args: T): Omit<T, keyof ConfirmationFields> {
+  const { confirm_max_cost: _amount, confirmation_token: _token, ...bound } = args;
+  return bound;
+}
+
 /**
- * The confirmation rule, in one place:
+ * The confirmation rule, step 1, before anything is sent: reads `confirm_max_cost`
+ * and `confirmation_token`.
  *
- * - Without `confirm_max_cost`, a call whose maximum possible cost is above the
- *   threshold (SVC_MCP_CONFIRM_ABOVE, default 1.00 USD), or that covers more than
- *   100 numbers, is not sent: the answer is `confirmation_required` with the amount,
- *   the counts and how to confirm. Otherwise it is sent with `max_cost` = the
+ * - Neither: no approval; step 2 decides whether one is needed.
+ * - `confirm_max_cost` is only accepted with the token of the `confirmation_required`
+ *   answer it approves, and the token only with an amount (the amount is what the
+ *   person approves; the token says which call they approved it for). The token must
+ *   be genuine, unexpired, unused and issued for this tool with exactly these
+ *   arguments; otherwise `confirmation_invalid` with a `reason`.
+ * - An amount below the quote the token carries is `cost_limit_exceeded`: the user
+ *   approved less than the call may cost. The token stays valid for the right amount.
+ *
+ * Nothing is spent here: a refusal leaves the token as it was.
+ */
+export function readApproval(tool: string, args: ConfirmationFields & Record<string, unknown>, book: ConfirmationBook): { approval: Approval | null } | { refused: CallToolResult } {
+  const amount = args.confirm_max_cost;
+  const token = args.confirmation_token;
+  if (amount === undefined && token === undefined) return { approval: null };
+  let limit: bigint | null = null;
+  if (amount !== undefined) {
+    limit = toMicros(amount);
+    if (limit === null) {
+      return { refused: fail({ code: "invalid_argument", param: "confirm_max_cost", message: 'confirm_max_cost must be an amount in USD with at most 6 decimals, e.g. "1.20".', retryable: false }) };
+    }
+  }
+  if (token === undefined) return { refused: confirmationInvalid(tool, "missing_token", book) };
+  if (limit === null) return { refused: confirmationInvalid(tool, "missing_amount", book) };
+  const checked = book.check(tool, boundArguments(args), token);
+  if (!checked.ok) return { refused: confirmationInvalid(tool, checked.problem, book) };
+  const quote = checked.ticket.quoteMicros;
+  if (limit < quote) {
+    return {
+      refused: fail({
+        code: "cost_limit_exceeded",
+        status: null,
+        retryable: false,
+        param: "confirm_max_cost",
+        message:
+          `Refused, nothing sent or charged: confirm_max_cost (${formatMicros(limit)} USD) is below the ${formatMicros(quote)} USD this call was quoted. ` +
+          `Only the user can approve more: ask them to approve up to ${formatMicros(quote)} USD, then repeat the call with confirm_max_cost: "${formatMicros(quote)}" and the same confirmation_token.`,
+        max_cost: formatMicros(quote),
+        max_cost_sent: formatMicros(limit),
+      }),
+    };
+  }
+  return { approval: { limitMicros: limit, ticket: checked.ticket } };
+}
+
+/**
+ * The confirmation rule, step 2, once the maximum possible cost is known:
+ *
+ * - Without an approval, a call whose maximum possible cost is above the threshold
+ *   (SVC_MCP_CONFIRM_ABOVE, default 1.00 USD), or that covers more than 100 numbers,
+ *   is not sent: the answer is `confirmation_required` with the amount, the counts and
+ *   a single-use token bound to this call. Otherwise it is sent with `max_cost` = the
  *   threshold, so the API itself refuses it should the cost have risen past it.
- * - With `confirm_max_cost`, the call goes ahead only if the cost (computed again,
- *   now) is at most that amount, and is sent with `max_cost` = that amount, so the
- *   API refuses anything dearer (`cost_limit_exceeded`) at the moment it reserves.
+ * - With an approval, the call goes ahead only if the cost (computed again, now) is at
+ *   most the approved amount, and is sent with `max_cost` = that amount, so the API
+ *   refuses anything dearer (`cost_limit_exceeded`) at the moment it reserves. The
+ *   token is spent here, synchronously, right before sending: of two calls racing with
+ *   one token only the first goes ahead.
  *
  * Test keys cost nothing (their prices are 0) but the 100-numbers rule applies.
  */
-export function decide(tool: string, a: Assessment, confirmMaxCost: string | number | undefined, config: McpConfig): Decision {
-  if (confirmMaxCost !== undefined) {
-    const limit = toMicros(confirmMaxCost);
-    if (limit === null) {
-      return { proceed: false, result: fail({ code: "invalid_argument", param: "confirm_max_cost", message: 'confirm_max_cost must be an amount in USD with at most 6 decimals, e.g. "1.20".', retryable: false }) };
-    }
+export function decide(tool: string, args: Record<string, unknown>, a: Assessment, approval: Approval | null, book: ConfirmationBook, config: McpConfig): Decision {
+  if (approval) {
+    const limit = approval.limitMicros;
     if (a.maxCostMicros > limit) {
       return {
         proceed: false,
@@ -47,20 +114,21 @@ export function decide(tool: string, a: Assessment, confirmMaxCost: string | num
           status: null,
           retryable: false,
           param: "confirm_max_cost",
-          message: `Refused: the maximum possible cost is now ${formatMicros(a.maxCostMicros)} USD, higher than confirm_max_cost (${formatMicros(limit)} USD). Nothing was sent or charged. Confirm the new amount with the user and call ${tool} again with confirm_max_cost: "${formatMicros(a.maxCostMicros)}".`,
+          message: `Refused: the maximum possible cost is now ${formatMicros(a.maxCostMicros)} USD, higher than confirm_max_cost (${formatMicros(limit)} USD). Nothing was sent or charged. Call ${tool} again without confirm_max_cost and confirmation_token for a new quote, and confirm that amount with the user.`,
           max_cost: formatMicros(a.maxCostMicros),
           max_cost_sent: formatMicros(limit),
         }),
       };
     }
+    if (!book.spend(approval.ticket)) return { proceed: false, result: confirmationInvalid(tool, "already_used", book) };
     return { proceed: true, maxCost: formatMicros(limit), confirmed: true };
   }
   const reasons = confirmationReasons(a, config);
   if (reasons.length === 0) return { proceed: true, maxCost: formatMicros(config.confirmAboveMicros), confirmed: false };
-  return { proceed: false, result: confirmationRequired(tool, a, reasons, config) };
+  return { proceed: false, result: confirmationRequired(tool, args, a, reasons, book, config) };
 }
 
-/** Why a call without `confirm_max_cost` would need one (empty: it would not). */
+/** Why a call without an approval would need one (empty: it would not). */
 export function confirmationReasons(a: Assessment, config: McpConfig): string[] {
   const reasons: string[] = [];
   if (a.maxCostMicros > config.confirmAboveMicros) reasons.push("max_cost_above_threshold");
@@ -68,10 +136,16 @@ export function confirmationReasons(a: Assessment, config: McpConfig): string[] 
   return reasons;
 }
 
-function confirmationRequired(tool: string, a: Assessment, reasons: string[], config: McpConfig): CallToolResult {
+const minutes = (book: ConfirmationBook): string => {
+  const s = Math.round(book.ttlMs / 1000);
+  return s % 60 === 0 ? `${s / 60} minute${s === 60 ? "" : "s"}` : `${s} second${s === 1 ? "" : "s"}`;
+};
+
+function confirmationRequired(tool: string, args: Record<string, unknown>, a: Assessment, reasons: string[], book: ConfirmationBook, config: McpConfig): CallToolResult {
   const cost = formatMicros(a.maxCostMicros);
   const threshold = formatMicros(config.confirmAboveMicros);
   const identifiers = a.numbers + a.emails;
+  const { token, expiresAt } = book.issue(tool, boundArguments(args), a.maxCostMicros);
   const why = [
     reasons.includes("max_cost_above_threshold") ? `its maximum possible cost, ${cost} USD, is above the ${threshold} USD confirmation threshold` : null,
     reasons.includes("more_than_100_numbers") ? `it covers ${a.numbers} phone numbers (more than ${CONFIRM_NUMBERS_ABOVE})` : null,
@@ -86,7 +160,7 @@ function confirmationRequired(tool: string, a: Assessment, reasons: string[], co
     message:
       `Not done, nothing charged: ${tool} needs confirmation because ${why}.${free} ` +
       `Ask the user to approve up to ${cost} USD for ${identifiers} identifiers (${a.numbers} numbers, ${a.emails} e-mails), ` +
-      `then call ${tool} again with the same arguments plus confirm_max_cost: "${cost}".`,
+      `then call ${tool} again with exactly the same arguments plus confirm_max_cost: "${cost}" and the confirmation_token from confirm.arguments, within ${minutes(book)}. The token is good for that one call only.`,
     reasons,
     max_cost: cost,
     currency: "USD",
@@ -96,6 +170,46 @@ function confirmationRequired(tool: string, a: Assessment, reasons: string[], co
     checks_total: a.checksTotal,
     livemode: a.livemode,
     threshold,
-    confirm: { argument: "confirm_max_cost", value: cost, how: `Repeat the same ${tool} call with "confirm_max_cost": "${cost}" once the user approves.` },
+    confirm: {
+      arguments: { confirm_max_cost: cost, confirmation_token: token },
+      expires_at: new Date(expiresAt).toISOString(),
+      single_use: true,
+      how: `Once the user approves up to ${cost} USD, repeat the same ${tool} call, with the same arguments, adding these two.`,
+    },
   });
+}
+
+const PROBLEMS: Record<TokenProblem | "missing_token" | "missing_amount", { param: string; says: (tool: string, book: ConfirmationBook) => string }> = {
+  missing_token: {
+    param: "confirmation_token",
+    says: (tool) =>
+      `confirm_max_cost is only accepted together with the confirmation_token of the confirmation_required answer the user approved, and this call has none. Call ${tool} without confirm_max_cost: it either goes ahead (calls under the threshold need no confirmation) or answers confirmation_required with the amount and a token.`,
+  },
+  missing_amount: {
+    param: "confirm_max_cost",
+    says: () => "confirmation_token needs confirm_max_cost beside it: the amount the user approved (the one confirmation_required quoted).",
+  },
+  invalid_token: {
+    param: "confirmation_token",
+    says: (tool) => `confirmation_token is not one this server issued (altered, or issued before the server restarted). Call ${tool} without the confirmation fields for a fresh quote and token, and confirm that amount with the user.`,
+  },
+  expired: {
+    param: "confirmation_token",
+    says: (tool, book) => `the confirmation expired (a token is valid for ${minutes(book)}). Call ${tool} without the confirmation fields for a fresh quote and token, and confirm that amount with the user.`,
+  },
+  arguments_changed: {
+    param: "confirmation_token",
+    says: (tool) =>
+      `the confirmation_token was issued for a different call (another tool, or other arguments: a different or longer list, other checks, another idempotency_key…). A confirmation covers exactly the call that was quoted. Call ${tool} with these arguments and without the confirmation fields to get their own quote, and confirm that amount with the user.`,
+  },
+  already_used: {
+    param: "confirmation_token",
+    says: (tool) => `this confirmation_token was already used: a confirmation covers one call. To do it again, call ${tool} without the confirmation fields for a new quote and token, and confirm that amount with the user.`,
+  },
+};
+
+/** `confirmation_invalid`: the confirmation fields do not confirm this call; nothing was sent. */
+function confirmationInvalid(tool: string, reason: keyof typeof PROBLEMS, book: ConfirmationBook): CallToolResult {
+  const p = PROBLEMS[reason];
+  return fail({ code: "confirmation_invalid", status: null, retryable: false, param: p.param, reason, message: `Refused, nothing sent or charged: ${p.says(tool, book)}` });
 }

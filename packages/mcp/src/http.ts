@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { isLoopbackHost } from "@svc/sdk";
 import type { Log } from "./log.js";
 
 export interface HttpOptions {
@@ -25,8 +26,6 @@ export interface RunningHttp {
 }
 
 export const MIN_TOKEN_LENGTH = 24;
-const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
-export const isLoopback = (host: string): boolean => LOOPBACK.has(host) || /^127\./.test(host);
 
 const digest = (s: string) => createHash("sha256").update(s, "utf8").digest();
 
@@ -82,7 +81,7 @@ export async function startHttp(o: HttpOptions): Promise<RunningHttp> {
     });
   });
   const port = (server.address() as AddressInfo).port;
-  if (isLoopback(o.host)) allowedHosts.push(`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`);
+  if (isLoopbackHost(o.host)) allowedHosts.push(`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`);
   const shown = o.host.includes(":") ? `[${o.host}]` : o.host;
   return {
     url: `http://${shown}:${port}/mcp`,

@@ -1,22 +1,13 @@
 import type { LogLevel } from "./config.js";
 
-/** Anything shaped like an API key (prefix, 30 + 6 base62 characters). */
-const KEY_SHAPE = /svc_(?:test|live|agent)_[0-9A-Za-z]{20,}/g;
-
 /**
  * Removes the API key from text before it leaves the process (tool results, log
- * lines). The SDK already keeps the key out of its errors and logs; this is the
- * second line, so that no future message, stack or API answer can carry it out.
- * The key itself is held only in this closure.
+ * lines): the SDK's scrubber (`@svc/sdk` createRedactor: the key itself, its random
+ * part, and anything key-shaped), the same rule the SDK applies to its own errors.
+ * This is the second line, so that no future message, stack or API answer can carry
+ * the key out.
  */
-export function createRedactor(secret: string | undefined): (text: string) => string {
-  const key = secret?.trim() || undefined;
-  return (text) => {
-    let out = key && key.length >= 8 ? text.split(key).join("[redacted]") : text;
-    out = out.replace(KEY_SHAPE, "[redacted]");
-    return out;
-  };
-}
+export { createRedactor } from "@svc/sdk";
 
 const ORDER: Record<LogLevel, number> = { silent: 0, error: 1, warn: 2, info: 3, debug: 4 };
 

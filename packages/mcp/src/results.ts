@@ -96,7 +96,7 @@ export function errorResult(err: unknown, tool: string, context: { maxCostSent?:
     case "cost_limit_exceeded":
       body.message =
         `Refused: the maximum possible cost is higher than the ${context.maxCostSent ? `${context.maxCostSent} USD` : "amount"} this call allowed. Nothing was done or charged. ` +
-        `Call ${tool} again without confirm_max_cost to get the current amount, and confirm that amount with the user. (${err.message})`;
+        `Call ${tool} again without confirm_max_cost and confirmation_token to get the current amount and a new token, and confirm that amount with the user. (${err.message})`;
       if (context.maxCostSent) body.max_cost_sent = context.maxCostSent;
       break;
     case "insufficient_balance":

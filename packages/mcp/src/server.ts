@@ -4,7 +4,8 @@ import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/proto
 import { SvcError, type Client, type Job, type Lookup, type ServiceList } from "@svc/sdk";
 import { z } from "zod";
 import { CONFIRM_NUMBERS_ABOVE, thresholdText, type McpConfig } from "./config.js";
-import { confirmationReasons, decide, type Assessment } from "./confirm.js";
+import { confirmationReasons, decide, readApproval, type Assessment } from "./confirm.js";
+import { ConfirmationBook } from "./confirmation-token.js";
 import { createJobOnce } from "./idempotency.js";
 import type { Log } from "./log.js";
 import { formatMicros, toMicros } from "./money.js";
@@ -19,6 +20,19 @@ export interface ServerDeps {
   log: Log;
   /** Scrubs the key from any text leaving the process. */
   redact: (text: string) => string;
+  /**
+   * The confirmation tokens issued and spent. One per process: with the stateless
+   * HTTP transport every request gets its own server, and a token issued by one must
+   * be accepted by the next. Default: one shared by every server of this process.
+   */
+  confirmations?: ConfirmationBook;
+}
+
+let processBook: ConfirmationBook | undefined;
+/** The process's confirmation book, made on first use with the configured lifetime. */
+function sharedBook(config: McpConfig): ConfirmationBook {
+  processBook ??= new ConfirmationBook({ ttlMs: config.confirmTtlMs });
+  return processBook;
 }
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -31,7 +45,14 @@ const PROGRESS_SLICE_SECONDS = 2;
 const amount = z
   .string()
   .regex(/^(0|[1-9]\d{0,11})(\.\d{1,6})?$/, 'an amount in USD such as "1.20"')
-  .describe('Set only after the user approved the amount a previous call answered in confirmation_required (e.g. "1.20"): the call then proceeds only if its maximum possible cost is at most this, and the API refuses anything dearer.');
+  .describe(
+    'The amount the user approved, at least what confirmation_required quoted (e.g. "1.20"). Only together with that answer\'s confirmation_token, on a repeat of exactly the quoted call; never on a first call. The call then proceeds only if its maximum possible cost is at most this, and the API refuses anything dearer.',
+  );
+const confirmationToken = z
+  .string()
+  .min(1)
+  .max(512)
+  .describe("The confirmation_token from a confirmation_required answer (confirm.arguments), sent with confirm_max_cost once the user approved. Single use, valid for a few minutes, and only for exactly the call that was quoted (same tool, same arguments).");
 const idempotencyKey = z
   .string()
   .min(1)
@@ -56,14 +77,21 @@ const lookupOut = {
   replayed: z.boolean(),
 };
 const jobOut = z.looseObject({ id: z.string(), status: z.string(), finished: z.boolean(), progress: z.looseObject({ done: z.number(), checks_total: z.number(), percent: z.number() }), next: z.string() });
-const confirmationInfo = z.object({ required: z.boolean(), reasons: z.array(z.string()), confirm_max_cost: z.string().nullable(), threshold: z.string() });
+const confirmationInfo = z.object({
+  required: z.boolean(),
+  reasons: z.array(z.string()),
+  confirm_max_cost: z.string().nullable(),
+  confirmation_token: z.string().nullable(),
+  expires_at: z.string().nullable(),
+  threshold: z.string(),
+});
 
 /** Guidance for the agent, sent once at initialisation. */
 function instructions(config: McpConfig): string {
   return [
     "Phone-number and e-mail validation API (spam risk, WhatsApp/carrier, mailbox exists).",
     "Free: list_services, estimate_job, get_lookup, get_job, get_job_results, get_account.",
-    `Paying: lookup (up to 100 identifiers, answers now) and create_job (up to 50,000, runs in the background). Before sending, they compute the maximum possible cost; above ${thresholdText(config)} USD or over ${CONFIRM_NUMBERS_ABOVE} numbers they answer confirmation_required with the amount instead: ask the user, then repeat the same call with confirm_max_cost set to that amount.`,
+    `Paying: lookup (up to 100 identifiers, answers now) and create_job (up to 50,000, runs in the background). Before sending, they compute the maximum possible cost; above ${thresholdText(config)} USD or over ${CONFIRM_NUMBERS_ABOVE} numbers they answer confirmation_required with the amount and a confirmation_token instead: ask the user, then repeat exactly the same call adding confirm_max_cost (the approved amount) and that confirmation_token. A token is single-use, expires after a few minutes and fits only the call it was quoted for; never send confirm_max_cost on a first call.`,
     "spend_cap_reached means this key can spend nothing more today (until 00:00 UTC): stop calling paying tools.",
     "Errors come back as results with isError and error.code; only retry when error.retryable is true.",
   ].join("\n");
@@ -75,6 +103,7 @@ function instructions(config: McpConfig): string {
  */
 export function createMcpServer(deps: ServerDeps): McpServer {
   const { config, client, log, redact } = deps;
+  const book = deps.confirmations ?? sharedBook(config);
   const server = new McpServer(
     { name: "svc-mcp", title: "Phone and e-mail validation", version: MCP_VERSION },
     // A job carries at most 50,000 identifiers; anything far larger is refused before it is parsed into tool arguments.
@@ -151,13 +180,14 @@ export function createMcpServer(deps: ServerDeps): McpServer {
       title: "Look up phone numbers and e-mail addresses",
       description:
         "Checks up to 100 phone numbers and e-mail addresses now (spam reports, WhatsApp, carrier, mailbox exists…) and returns one row per identifier with every check's answer. " +
-        `Costs money with a live key (only conclusive answers are billed). Computes the maximum possible cost first: above ${thresholdText(config)} USD or over ${CONFIRM_NUMBERS_ABOVE} numbers it answers confirmation_required instead; repeat with confirm_max_cost after the user approves.`,
+        `Costs money with a live key (only conclusive answers are billed). Computes the maximum possible cost first: above ${thresholdText(config)} USD or over ${CONFIRM_NUMBERS_ABOVE} numbers it answers confirmation_required (amount and a single-use confirmation_token) instead; once the user approves, repeat the same call adding confirm_max_cost and confirmation_token.`,
       input: {
         numbers: numbersField(100),
         emails: emailsField(100),
         checks,
         wait: z.number().min(0).max(30).optional().describe("Seconds to wait for every answer (default 10). Slower answers leave the lookup pending: read it with get_lookup."),
         confirm_max_cost: amount.optional(),
+        confirmation_token: confirmationToken.optional(),
         idempotency_key: idempotencyKey.optional(),
       },
       output: lookupOut,
@@ -165,8 +195,10 @@ export function createMcpServer(deps: ServerDeps): McpServer {
       idempotent: false,
     },
     async (args, extra) => {
+      const read = readApproval("lookup", args, book);
+      if ("refused" in read) return read.refused;
       const a = await lookupAssessment(args, extra.signal);
-      const d = decide("lookup", a, args.confirm_max_cost, config);
+      const d = decide("lookup", args, a, read.approval, book, config);
       if (!d.proceed) return d.result;
       const body = { numbers: args.numbers, emails: args.emails, checks: args.checks, wait: args.wait, max_cost: { amount: d.maxCost } };
       try {
@@ -198,7 +230,7 @@ export function createMcpServer(deps: ServerDeps): McpServer {
     {
       title: "Estimate a bulk job",
       description:
-        "Counts a list (valid, invalid, duplicate, cached) and gives the maximum possible cost of create_job with the same arguments, and whether it would need confirmation. Free: stores and checks nothing.",
+        "Counts a list (valid, invalid, duplicate, cached) and gives the maximum possible cost of create_job with the same arguments, and whether it would need confirmation. When it would, it also gives the confirmation_token for create_job with exactly these numbers, emails and checks (and no other arguments): once the user approves confirm_max_cost, pass both to create_job. Free: stores and checks nothing.",
       input: { numbers: numbersField(50_000), emails: emailsField(50_000), checks },
       output: { estimate: z.looseObject({ max_cost: z.string(), checks_total: z.number() }), confirmation: confirmationInfo },
       readOnly: true,
@@ -207,9 +239,18 @@ export function createMcpServer(deps: ServerDeps): McpServer {
       const e = await client.jobs.estimate({ numbers: args.numbers, emails: args.emails, checks: args.checks }, { signal: extra.signal });
       const a = assessEstimate(e);
       const reasons = confirmationReasons(a, config);
+      // The quote is create_job's: the token fits a create_job with exactly this list and these checks.
+      const issued = reasons.length > 0 ? book.issue("create_job", { numbers: args.numbers, emails: args.emails, checks: args.checks }, a.maxCostMicros) : null;
       return ok({
         estimate: presentEstimate(e),
-        confirmation: { required: reasons.length > 0, reasons, confirm_max_cost: reasons.length > 0 ? e.max_cost.amount : null, threshold: thresholdText(config) },
+        confirmation: {
+          required: reasons.length > 0,
+          reasons,
+          confirm_max_cost: issued ? formatMicros(a.maxCostMicros) : null,
+          confirmation_token: issued?.token ?? null,
+          expires_at: issued ? new Date(issued.expiresAt).toISOString() : null,
+          threshold: thresholdText(config),
+        },
       });
     },
   );
@@ -220,13 +261,14 @@ export function createMcpServer(deps: ServerDeps): McpServer {
       title: "Start a bulk job",
       description:
         "Starts a background job over up to 50,000 numbers and e-mail addresses; follow it with get_job and read answers with get_job_results. " +
-        `Reserves the maximum possible cost up front with a live key. Estimates first: above ${thresholdText(config)} USD or over ${CONFIRM_NUMBERS_ABOVE} numbers it answers confirmation_required instead; repeat with confirm_max_cost after the user approves. ` +
+        `Reserves the maximum possible cost up front with a live key. Estimates first: above ${thresholdText(config)} USD or over ${CONFIRM_NUMBERS_ABOVE} numbers it answers confirmation_required (amount and a single-use confirmation_token) instead; once the user approves, repeat the same call adding confirm_max_cost and confirmation_token. ` +
         "Repeating the same call within 24 hours returns the same job (replayed: true), never a second charge; pass a new idempotency_key to run the same list again on purpose.",
       input: {
         numbers: numbersField(50_000),
         emails: emailsField(50_000),
         checks,
         confirm_max_cost: amount.optional(),
+        confirmation_token: confirmationToken.optional(),
         idempotency_key: idempotencyKey.optional(),
         webhook_endpoint_id: z.string().max(80).optional().describe("Optional verified webhook endpoint (we_…) to notify with job.completed."),
       },
@@ -235,17 +277,20 @@ export function createMcpServer(deps: ServerDeps): McpServer {
       idempotent: true,
     },
     async (args, extra) => {
+      const read = readApproval("create_job", args, book);
+      if ("refused" in read) return read.refused;
+      const approved = read.approval ? formatMicros(read.approval.limitMicros) : null;
       const list = { numbers: args.numbers, emails: args.emails, checks: args.checks };
-      // With confirm_max_cost the estimate carries it as max_cost: the API itself refuses a dearer list
+      // With an approval the estimate carries its amount as max_cost: the API itself refuses a dearer list
       // (cost_limit_exceeded) before anything is created, so the idempotency key is not spent on a refusal.
       let e;
       try {
-        e = await client.jobs.estimate(args.confirm_max_cost === undefined ? list : { ...list, max_cost: { amount: args.confirm_max_cost } }, { signal: extra.signal });
+        e = await client.jobs.estimate(approved === null ? list : { ...list, max_cost: { amount: approved } }, { signal: extra.signal });
       } catch (err) {
-        return errorResult(err, "create_job", { maxCostSent: args.confirm_max_cost ?? null });
+        return errorResult(err, "create_job", { maxCostSent: approved });
       }
       const a = assessEstimate(e);
-      const d = decide("create_job", a, args.confirm_max_cost, config);
+      const d = decide("create_job", args, a, read.approval, book, config);
       if (!d.proceed) return d.result;
       const body: Record<string, unknown> = { ...list, max_cost: { amount: d.maxCost } };
       if (args.webhook_endpoint_id !== undefined) body.webhook_endpoint_id = args.webhook_endpoint_id;
