@@ -75,6 +75,7 @@ const secrets = {
   KEY_HASH_SECRET: randomBytes(32).toString("hex"),
   CACHE_HASH_SECRET: randomBytes(32).toString("hex"),
   DATA_ENCRYPTION_KEY: randomBytes(32).toString("base64"),
+  FLEET_MESSAGE_KEY: randomBytes(32).toString("base64"),
 };
 
 /** An account with `n` test keys (each key is rate limited to 10 a second). */

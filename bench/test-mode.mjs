@@ -93,6 +93,7 @@ const secrets = {
   KEY_HASH_SECRET: randomBytes(32).toString("hex"),
   CACHE_HASH_SECRET: randomBytes(32).toString("hex"),
   DATA_ENCRYPTION_KEY: randomBytes(32).toString("base64"),
+  FLEET_MESSAGE_KEY: randomBytes(32).toString("base64"),
 };
 
 async function makeKeys(n, name) {

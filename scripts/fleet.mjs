@@ -13,7 +13,7 @@
 import { spawn } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
-import { ensureDotEnv, ROOT } from "./lib.mjs";
+import { DEFAULT_DATABASE_URL, ensureDotEnv, ROOT, serviceConnections } from "./lib.mjs";
 
 ensureDotEnv();
 const port = process.env.PORT ?? "8080";
@@ -28,6 +28,8 @@ if (runSimulator) {
 }
 // One gateway process per core (at most 4) unless WEB_CONCURRENCY says otherwise.
 process.env.WEB_CONCURRENCY ??= String(Math.min(4, os.availableParallelism()));
+// Each service connects as itself: its own database role and Redis user (scripts/up.mjs made them).
+const connections = serviceConnections();
 const children = new Map();
 let stopping = false;
 let stopRequestedAt = 0;
@@ -42,7 +44,7 @@ for (const [name, program] of Object.entries(PROGRAMS)) {
   const flags = name === "gateway" ? ["--v8-pool-size=1"] : [];
   const child = spawn(process.execPath, [...flags, path.join(ROOT, program)], {
     cwd: ROOT,
-    env: { ...process.env, PORT: port },
+    env: { ...process.env, ...connections[name], PORT: port },
     stdio: ["ignore", "pipe", "pipe"],
     // A process group of its own: the terminal's Ctrl-C is not delivered to it (see the top).
     detached: true,
@@ -75,7 +77,6 @@ for (const [name, program] of Object.entries(PROGRAMS)) {
   children.set(name, child);
 }
 
-const DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/svc_validate";
 const customDatabase = Boolean(process.env.DATABASE_URL) && process.env.DATABASE_URL !== DEFAULT_DATABASE_URL;
 
 /** What the banner says of live e-mail checks: they need the probe's public name to run at all. */

@@ -1,6 +1,6 @@
 // Small helpers shared by the repository scripts (no dependencies: they run before `npm install`).
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -70,12 +70,59 @@ export function build() {
   run(npmCmd, ["run", "--silent", "build"], { env: { ...process.env, TURBO_TELEMETRY_DISABLED: "1" } });
 }
 
+/** The four services, each with a database role and a Redis user of its own. */
+export const SERVICES = ["gateway", "check-worker", "billing-ledger", "webhook-dispatcher"];
+const settingOf = (service, what) => `${service.toUpperCase().replaceAll("-", "_")}_${what}`;
+
 /** The secrets `npm run up` generates for a checkout; `.env.local` holds these and nothing else. */
 export const GENERATED_SECRETS = {
   KEY_HASH_SECRET: () => randomBytes(32).toString("hex"),
   CACHE_HASH_SECRET: () => randomBytes(32).toString("hex"),
   DATA_ENCRYPTION_KEY: () => randomBytes(32).toString("base64"),
+  FLEET_MESSAGE_KEY: () => randomBytes(32).toString("base64"),
+  // Each service's own database role and Redis user (hex: they go into URLs unescaped).
+  ...Object.fromEntries(SERVICES.flatMap((s) => ["DATABASE_PASSWORD", "REDIS_PASSWORD"].map((w) => [settingOf(s, w), () => randomBytes(24).toString("hex")]))),
 };
+
+export const DEFAULT_DATABASE_URL = "postgresql://postgres@127.0.0.1:5432/svc_validate";
+export const DEFAULT_REDIS_URL = "redis://127.0.0.1:6379";
+
+/**
+ * What `npm run up` gives each service: DATABASE_URL as its own role (svc_gateway, ...)
+ * on the database of DATABASE_URL (whose user owns the schema), and REDIS_URL as its
+ * own ACL user (<REDIS_PREFIX>-gateway, ...) on the Redis of REDIS_URL, with the
+ * passwords of `.env.local` (ensureDotEnv first). scripts/db-deploy.mjs and
+ * scripts/redis-acl.mjs --apply make those roles and users. A service's own
+ * GATEWAY_DATABASE_URL / GATEWAY_REDIS_URL (and so on) wins when set: a fleet whose
+ * roles and users were made some other way.
+ */
+export function serviceConnections(env = process.env) {
+  const prefix = env.REDIS_PREFIX || "svc";
+  const database = new URL(env.DATABASE_URL || DEFAULT_DATABASE_URL);
+  const redisUrl = env.REDIS_URL || DEFAULT_REDIS_URL;
+  return Object.fromEntries(
+    SERVICES.map((service) => {
+      const db = new URL(database);
+      db.username = `svc_${service.replaceAll("-", "_")}`;
+      db.password = env[settingOf(service, "DATABASE_PASSWORD")] ?? "";
+      const user = `${encodeURIComponent(`${prefix}-${service}`)}:${env[settingOf(service, "REDIS_PASSWORD")] ?? ""}@`;
+      // Any user:password of REDIS_URL (the operator's) is replaced by the service's.
+      const redis = redisUrl.replace(/^(rediss?(?:\+cluster)?:\/\/)(?:[^@/]*@)?/, `$1${user}`);
+      return [service, { DATABASE_URL: env[settingOf(service, "DATABASE_URL")] || db.toString(), REDIS_URL: env[settingOf(service, "REDIS_URL")] || redis }];
+    }),
+  );
+}
+
+/** The settings scripts/db-deploy.mjs and scripts/redis-acl.mjs read to make those roles and users. */
+export function serviceCredentialSettings(env = process.env) {
+  const connections = serviceConnections(env);
+  return Object.fromEntries(
+    SERVICES.flatMap((s) => [
+      [settingOf(s, "DATABASE_URL"), connections[s].DATABASE_URL],
+      [settingOf(s, "REDIS_PASSWORD"), env[settingOf(s, "REDIS_PASSWORD")] ?? ""],
+    ]),
+  );
+}
 
 /**
  * `.env.local` holds this checkout's generated secrets (git-ignored), so the
@@ -104,5 +151,8 @@ export function ensureDotEnv(dir = ROOT) {
     "# DATABASE_URL, REDIS_URL and the other settings come from the environment (defaults: README, Configuration).\n" +
     names.map((name) => `${name}=${values[name]}\n`).join("");
   if (text !== existing) writeFileSync(file, text, { mode: 0o600 });
+  // writeFileSync's mode applies only when it creates the file: an older file (or one
+  // copied with a looser mode) is made private here, every time.
+  if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
   for (const name of names) process.env[name] ||= values[name];
 }

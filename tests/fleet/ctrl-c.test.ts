@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import request from "supertest";
 import { createStore, type Store } from "@svc/store";
-import { createTestEnv, serviceEnv, type TestEnv } from "../support/env";
+import { createTestEnv, serviceDatabaseUrl, serviceEnv, serviceRedisUrl, type TestEnv } from "../support/env";
 import { accountWithKey, bearer, type TestKey } from "../support/fixtures";
 
 /**
@@ -79,6 +79,8 @@ async function ctrlC(command: string, args: string[], interrupt: (pid: number) =
         VENDOR_PRIMARY_URL: "http://127.0.0.1:9",
         VENDOR_PRIMARY_KEY: "unused",
         SWEEP_INTERVAL_MS: "60000",
+        // Each service as itself: the run's roles and Redis users (the runner's own defaults are npm run up's).
+        ...Object.fromEntries(SERVICES.flatMap((s) => [[`${s.toUpperCase().replaceAll("-", "_")}_DATABASE_URL`, serviceDatabaseUrl(env.databaseUrl, s)], [`${s.toUpperCase().replaceAll("-", "_")}_REDIS_URL`, serviceRedisUrl(env.redisUrl, s)]])),
         ...extraEnv,
       }),
     },

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { createStore } from "@svc/store";
@@ -13,7 +13,8 @@ import { createTestEnv, type TestEnv } from "../support/env";
 const ROOT = path.resolve(__dirname, "..", "..");
 const LIB = path.join(ROOT, "scripts", "lib.mjs");
 const CLI = path.join(ROOT, "packages", "admin", "dist", "cli.js");
-const SECRETS = ["KEY_HASH_SECRET", "CACHE_HASH_SECRET", "DATA_ENCRYPTION_KEY"];
+const SERVICE_PASSWORDS = ["GATEWAY", "CHECK_WORKER", "BILLING_LEDGER", "WEBHOOK_DISPATCHER"].flatMap((s) => [`${s}_DATABASE_PASSWORD`, `${s}_REDIS_PASSWORD`]);
+const SECRETS = ["KEY_HASH_SECRET", "CACHE_HASH_SECRET", "DATA_ENCRYPTION_KEY", "FLEET_MESSAGE_KEY", ...SERVICE_PASSWORDS];
 const OTHER_DB = "postgresql://postgres:up-Secret-4411@127.0.0.1:5432/svc_other_checkout";
 
 let env: TestEnv;
@@ -44,6 +45,19 @@ describe("npm run up's .env.local", () => {
     expect(text).not.toContain("svc_other_checkout");
     expect(text).not.toMatch(/DATABASE_URL=|REDIS_URL=|REDIS_PREFIX=/);
     expect(statSync(path.join(dir, ".env.local")).mode & 0o777).toBe(0o600);
+  });
+
+  it("is made private (0600) even when it already existed with a looser mode, and keeps its values", () => {
+    const file = path.join(dir, ".env.local");
+    writeFileSync(file, `KEY_HASH_SECRET=${"k".repeat(64)}\n`, { mode: 0o644 });
+    chmodSync(file, 0o644); // whatever the umask made of it
+    const text = ensureDotEnv({});
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(text).toContain(`KEY_HASH_SECRET=${"k".repeat(64)}\n`);
+    // Already complete: still made private.
+    chmodSync(file, 0o664);
+    expect(ensureDotEnv({})).toBe(text);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
   });
 
   it("drops the connection settings an older version wrote, keeping its secrets", () => {

@@ -22,7 +22,7 @@ let gw: TestGateway;
 let ctx: WorkerContext;
 beforeAll(async () => {
   gw = await startTestGateway({ config: { JOB_CHUNK_ROWS: "50" } });
-  ctx = { logger: createLogger("sweeps-test", "silent"), store: gw.store, redis: gw.deps.redis, producer: gw.deps.producer, prefix: gw.env.redisPrefix, now: () => new Date() };
+  ctx = { logger: createLogger("sweeps-test", "silent"), store: gw.store, redis: gw.deps.redis, producer: gw.deps.producer, prefix: gw.env.redisPrefix, fleet: gw.deps.fleet, now: () => new Date() };
 });
 afterAll(async () => gw?.close());
 

@@ -266,10 +266,10 @@ describe("nothing is lost when processes die or Redis is emptied mid-job", () =>
     // A worker whose Redis connection has just gone (it does not queue commands while away).
     const away = createRedis(gw.env.redisUrl, "producer", "worker-redis-away");
     await waitForRedis(away);
-    const producer = new Producer(away, gw.env.redisPrefix);
+    const producer = new Producer(away, gw.deps.fleet);
     away.disconnect();
     const runner = new CheckRunner(null, "t").add(new VendorHttpSource("primary", "whatsapp", sim.url, "sim-key"), { timeoutMs: 2_000, concurrency: 2, retries: 0 });
-    const ctx = { logger: createLogger("test", "silent"), store: gw.store, redis: away, producer, prefix: gw.env.redisPrefix, now: () => new Date() };
+    const ctx = { logger: createLogger("test", "silent"), store: gw.store, redis: away, producer, prefix: gw.env.redisPrefix, fleet: gw.deps.fleet, now: () => new Date() };
     await runJobChunk(ctx, { runner, cacheSecret: "cache-secret-for-this-test-0123456789", lease: { leaseMs: 20_000, renewEveryMs: 5_000 } }, created.body.id, 0);
     const job = (await gw.http().get(`/v1/jobs/${created.body.id}`).set(bearer(k.key))).body;
     expect(job).toMatchObject({ status: "running", failure: null, progress: { done: 50 } });

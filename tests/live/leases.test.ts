@@ -32,7 +32,7 @@ beforeAll(async () => {
   sim = await startSimulator();
   runner = new CheckRunner(gw.deps.redis, gw.env.redisPrefix).add(new VendorHttpSource("primary", "whatsapp", sim.url, "sim-key"), { timeoutMs: 10_000, concurrency: 10, retries: 0 });
   await runner.advertise(600_000); // the gateway takes live checks only while a worker advertises their routes
-  ctx = { logger: createLogger("leases-test", "silent"), store: gw.store, redis: gw.deps.redis, producer: gw.deps.producer, prefix: gw.env.redisPrefix, now: () => new Date() };
+  ctx = { logger: createLogger("leases-test", "silent"), store: gw.store, redis: gw.deps.redis, producer: gw.deps.producer, prefix: gw.env.redisPrefix, fleet: gw.deps.fleet, now: () => new Date() };
 });
 afterAll(async () => {
   await sim?.close();

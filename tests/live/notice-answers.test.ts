@@ -143,7 +143,7 @@ describe("notices that carry no usable answer", () => {
     // Answers that would complete a lookup of two rows, if they were taken.
     const forged = (rows: number[]) =>
       lookupAnswerText(new Date(), rows.map((n) => ({ row_no: n, checks: [{ service: "whatsapp", status: "ok", registered: true, attributes: { business: true }, cached: false, billed: true, checked_at: new Date().toISOString() }] })));
-    const publish = (id: string, answer: string) => publishCompletion(gw.deps.redis, gw.env.redisPrefix, id, answer);
+    const publish = (id: string, answer: string) => publishCompletion(gw.deps.redis, gw.deps.fleet, id, answer);
     await publish(theirs.body.id, forged([1, 2])); // another account's lookup
     await publish("lkp_NoSuchLookup0000000000", forged([1, 2])); // nobody's
     await publish(mine, forged([1])); // this request's, but not its rows

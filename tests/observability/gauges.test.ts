@@ -17,7 +17,7 @@ import { exposition, metrics } from "@svc/telemetry";
 import type { Redis } from "ioredis";
 import { ledgerMetrics } from "../../services/billing-ledger/src/settle";
 import { dispatcherMetrics } from "../../services/webhook-dispatcher/src/dispatcher";
-import { createTestEnv, type TestEnv } from "../support/env";
+import { createTestEnv, tagged, testFleet, type TestEnv } from "../support/env";
 import { accountWithKey } from "../support/fixtures";
 import { deleteKeysUnder } from "../support/redis-keys";
 import { freePort, parseExposition, PrivateRedis, until } from "./support";
@@ -37,7 +37,7 @@ beforeAll(async () => {
   store = createStore({ databaseUrl: env.databaseUrl });
   redis = createRedis(env.redisUrl, "producer", "gauges-test");
   await waitForRedis(redis);
-  producer = new Producer(redis, env.redisPrefix);
+  producer = new Producer(redis, testFleet(env));
 });
 afterAll(async () => {
   await producer.close();
@@ -82,17 +82,17 @@ describe("queue gauges (BullMQ, read when scraped)", () => {
 
   it("count the messages a consumer is running (active) and those it gave up on (failed)", async () => {
     const prefix = `${env.redisPrefix}:consumed`;
-    const own = new Producer(redis, prefix);
+    const own = new Producer(redis, testFleet(env, prefix));
     const q = own.queue("checks");
     const workerRedis = createRedis(env.redisUrl, "worker", "gauges-test-worker");
     let release = () => undefined as void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     const idle = async () => undefined;
-    const worker = createConsumer("checks", { "lookup.complete-test": () => gate, "lookup.run": idle, "job.chunk": idle }, { connection: workerRedis, prefix, concurrency: 2, onError: () => undefined });
+    const worker = createConsumer("checks", { "lookup.complete-test": () => gate, "lookup.run": idle, "job.chunk": idle }, { connection: workerRedis, fleet: testFleet(env, prefix), concurrency: 2, onError: () => undefined });
     try {
       await own.enqueue("lookup.complete-test", { lookupId: "lkp_GaugeActive0001" }, { jobId: "active-1" });
       // A payload outside the catalog's schema: the consumer fails it once, for good.
-      await q.add("lookup.run", { lookupId: "not-an-id" }, { jobId: "bad-1", attempts: 3 });
+      await q.add("lookup.run", tagged(env, "checks", "lookup.run", { lookupId: "not-an-id" }), { jobId: "bad-1", attempts: 3 });
       const running = worker.run();
       await until("one active, one failed", async () => {
         const c = await q.getJobCounts("active", "failed");
@@ -122,7 +122,7 @@ describe("queue gauges (BullMQ, read when scraped)", () => {
     const conn = createRedis(own.url, "producer", "gauges-test-own");
     try {
       await waitForRedis(conn);
-      watchQueue(new Producer(conn, env.redisPrefix).queue("webhooks"), conn);
+      watchQueue(new Producer(conn, testFleet(env)).queue("webhooks"), conn);
       expect(await read("svc_queue_messages", { queue: "webhooks", state: "waiting" })).toEqual([0]);
       await own.stop();
       await new Promise((r) => setTimeout(r, 5_100));
@@ -203,7 +203,7 @@ describe("the Postgres pool", () => {
 
 describe("figures read from Postgres when scraped (cached 10 s)", () => {
   it("webhook deliveries held, pending and failed, and the ledger's lag", async () => {
-    const ctx: WorkerContext = { logger: createLogger("gauges-test", "silent"), store, redis, producer, prefix: env.redisPrefix, now: () => new Date() };
+    const ctx: WorkerContext = { logger: createLogger("gauges-test", "silent"), store, redis, producer, prefix: env.redisPrefix, fleet: testFleet(env), now: () => new Date() };
     dispatcherMetrics(store);
     ledgerMetrics(ctx);
     for (const state of ["pending", "held", "failed"]) expect(await read("svc_webhook_deliveries", { state })).toEqual([0]);

@@ -29,7 +29,7 @@ export type RunningService = {
 export async function startService(name: ServiceName, env: TestEnv, extra: Record<string, string> = {}, readyPattern?: RegExp): Promise<RunningService> {
   const child = spawn(process.execPath, [path.join(ROOT, "services", name, "dist", "main.js")], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", ...serviceEnv(env, { LOG_LEVEL: "info", ...extra }) },
+    env: { PATH: process.env.PATH ?? "", ...serviceEnv(env, { LOG_LEVEL: "info", ...extra }, name) },
     stdio: ["ignore", "pipe", "pipe"],
   });
   running.add(child);

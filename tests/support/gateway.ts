@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import request from "supertest";
 import { createLogger } from "@svc/runtime";
 import { createStore, KeyedSemaphore, type Store } from "@svc/store";
-import { CompletionWaiter, createRedis, Producer, waitForRedis } from "@svc/queues";
+import { CompletionWaiter, createRedis, fleetOf, Producer, waitForRedis } from "@svc/queues";
 import { createApp, docBaseUrl } from "../../services/gateway/src/app";
 import { answerClientErrors } from "../../services/gateway/src/http/client-errors";
 import { CacheInvalidator, createCaches } from "../../services/gateway/src/cache/caches";
@@ -47,8 +47,9 @@ export async function startTestGateway(options: { env?: TestEnv; config?: Record
   const redis = createRedis(env.redisUrl, "producer", "gateway-test");
   const subscriber = createRedis(env.redisUrl, "subscriber", "gateway-test-sub");
   await Promise.all([waitForRedis(redis), waitForRedis(subscriber)]);
-  const producer = new Producer(redis, env.redisPrefix);
-  const waiter = new CompletionWaiter(subscriber, env.redisPrefix);
+  const fleet = fleetOf(config);
+  const producer = new Producer(redis, fleet);
+  const waiter = new CompletionWaiter(subscriber, fleet);
   await waiter.start();
   await ensurePublicSandbox(store, config.KEY_HASH_SECRET);
   const bulk = BulkIntake.fromConfig(config);
@@ -58,7 +59,7 @@ export async function startTestGateway(options: { env?: TestEnv; config?: Record
   let fixedNow: Date | null = null;
   const reads = new ReplicaReads(store.pool, store.replica, { maxLagMs: config.DATABASE_REPLICA_MAX_LAG_MS, logger });
   await reads.start();
-  const deps: Deps = { config, logger, store, redis, producer, waiter, caches, accountTurns: new KeyedSemaphore(config.ACCOUNT_CONCURRENCY), bulk, testLookups: testLookupWriter(store), reads, resolveHost: options.resolveHost ?? noResolver, now: () => fixedNow ?? new Date() };
+  const deps: Deps = { config, logger, store, redis, fleet, producer, waiter, caches, accountTurns: new KeyedSemaphore(config.ACCOUNT_CONCURRENCY), bulk, testLookups: testLookupWriter(store), reads, resolveHost: options.resolveHost ?? noResolver, now: () => fixedNow ?? new Date() };
   // Listen first so the app is built knowing its real base URL (poll URLs, doc links).
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, options.host ?? "127.0.0.1", resolve));

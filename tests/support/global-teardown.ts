@@ -1,6 +1,7 @@
 import { deleteKeysUnder } from "./redis-keys";
 import { redisUrl, withAdmin } from "./pg-admin";
 import { runClusterDir, stopCluster } from "./redis-cluster";
+import { deleteRunRedisUsers } from "./redis-users";
 
 /** Drops this run's databases and Redis keys, and stops its local Redis Cluster. */
 export default async function globalTeardown(): Promise<void> {
@@ -15,6 +16,7 @@ export default async function globalTeardown(): Promise<void> {
   });
   const clusterMode = process.env.SVC_TEST_REDIS === "cluster";
   if (!clusterMode) await deleteKeysUnder(redisUrl(), `t:${runId}`);
+  await deleteRunRedisUsers(runId, redisUrl()).catch(() => undefined);
   // The run's cluster (started by the setup, or by the first test that needed one) goes whole.
   stopCluster(runClusterDir(runId));
 }

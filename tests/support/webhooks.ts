@@ -7,7 +7,7 @@ import { dataKey as parseDataKey, encryptSecret, newSigningSecret, WebhookTransp
 import { createTestCertificates, type TestCertificates } from "../../packages/webhooks/src/testing/test-ca";
 import type { ReceivedRequest } from "../../packages/webhooks/src/testing/receiver";
 import { Dispatcher } from "../../services/webhook-dispatcher/src/dispatcher";
-import { serviceEnv, type TestEnv } from "./env";
+import { serviceEnv, testFleet, type TestEnv } from "./env";
 
 export { WebhookReceiver } from "../../packages/webhooks/src/testing/receiver";
 export { createTestCertificates };
@@ -51,7 +51,7 @@ export async function inProcessDispatcher(env: TestEnv, certs: TestCertificates,
   const store = createStore({ databaseUrl: env.databaseUrl, poolSize: 10, applicationName: "dispatcher-test" });
   const redis = createRedis(env.redisUrl, "producer", "dispatcher-test");
   await waitForRedis(redis);
-  const producer = new Producer(redis, env.redisPrefix);
+  const producer = new Producer(redis, testFleet(env));
   const transport = new WebhookTransport({
     resolve: async () => {
       throw new Error("no DNS in tests");

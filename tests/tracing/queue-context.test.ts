@@ -2,10 +2,10 @@ import { trace } from "@opentelemetry/api";
 import { InMemorySpanExporter } from "@opentelemetry/sdk-trace";
 import type { Job, Worker } from "bullmq";
 import type { Redis } from "ioredis";
-import { createConsumer, createRedis, Producer, QUEUES, waitForRedis } from "@svc/queues";
+import { createConsumer, createRedis, MESSAGE_TAG_FIELD, Producer, QUEUES, waitForRedis } from "@svc/queues";
 import { withSpan } from "@svc/runtime";
 import { startTracing } from "../../packages/runtime/src/tracing/sdk";
-import { createTestEnv, type TestEnv } from "../support/env";
+import { createTestEnv, tagged, testFleet, type TestEnv } from "../support/env";
 import { eventually } from "../support/live";
 
 /**
@@ -38,7 +38,7 @@ afterAll(async () => {
 function fresh(): { prefix: string; producer: Producer } {
   seq += 1;
   const prefix = `${env.redisPrefix}:tq${seq}`;
-  const producer = new Producer(producerRedis, prefix);
+  const producer = new Producer(producerRedis, testFleet(env, prefix));
   producers.push(producer);
   return { prefix, producer };
 }
@@ -49,9 +49,11 @@ function consume(prefix: string): { seen: Seen[]; failed: string[] } {
   const seen: Seen[] = [];
   const failed: string[] = [];
   const record = async (payload: unknown, job: Job) => {
-    seen.push({ payload, traceId: trace.getActiveSpan()?.spanContext().traceId, data: job.data as Record<string, unknown> });
+    // The message as BullMQ holds it, less the fleet's tag (tests/.../consumer.test.ts covers the tag).
+    const { [MESSAGE_TAG_FIELD]: _tag, ...data } = job.data as Record<string, unknown>;
+    seen.push({ payload, traceId: trace.getActiveSpan()?.spanContext().traceId, data });
   };
-  const worker = createConsumer(QUEUES.checks, { "lookup.complete-test": record, "lookup.run": record, "job.chunk": record }, { connection: workerRedis, prefix, concurrency: 5, onError: () => undefined });
+  const worker = createConsumer(QUEUES.checks, { "lookup.complete-test": record, "lookup.run": record, "job.chunk": record }, { connection: workerRedis, fleet: testFleet(env, prefix), concurrency: 5, onError: () => undefined });
   worker.on("failed", (_job, err) => failed.push(err.message));
   void worker.run();
   workers.push(worker);
@@ -108,8 +110,9 @@ describe("queue messages and trace context", () => {
       const { prefix, producer } = fresh();
       const { seen, failed } = consume(prefix);
       const queue = producer.queue(QUEUES.checks);
-      await queue.add("lookup.run", { lookupId: LOOKUP, traceContext: { traceparent: "00-not-a-trace-01", extra: "+14155550100" } }, { jobId: `bad-${seq}`, attempts: 5 });
-      await queue.add("lookup.run", { lookupId: LOOKUP, traceContext: { traceparent: `00-${"a".repeat(32)}-${"b".repeat(16)}-01`, tracestate: "x".repeat(600) } }, { jobId: `long-${seq}`, attempts: 5 });
+      // Written with the fleet's key: the trace context itself is what is refused.
+      await queue.add("lookup.run", tagged(env, QUEUES.checks, "lookup.run", { lookupId: LOOKUP, traceContext: { traceparent: "00-not-a-trace-01", extra: "+14155550100" } }), { jobId: `bad-${seq}`, attempts: 5 });
+      await queue.add("lookup.run", tagged(env, QUEUES.checks, "lookup.run", { lookupId: LOOKUP, traceContext: { traceparent: `00-${"a".repeat(32)}-${"b".repeat(16)}-01`, tracestate: "x".repeat(600) } }), { jobId: `long-${seq}`, attempts: 5 });
       await eventually(async () => failed.length === 2, 10_000, "both refused");
       expect(failed).toEqual(["invalid payload for job lookup.run", "invalid payload for job lookup.run"]);
       expect(seen).toHaveLength(0);

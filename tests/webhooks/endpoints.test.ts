@@ -196,7 +196,7 @@ describe("webhook endpoints API", () => {
 });
 
 describe("webhook development settings", () => {
-  const base = () => serviceEnv({ databaseUrl: "postgresql://x@127.0.0.1/x", redisUrl: "redis://127.0.0.1:6379", redisPrefix: "x", keyHashSecret: "k".repeat(40) });
+  const base = () => serviceEnv({ databaseUrl: "postgresql://x@127.0.0.1/x", redisUrl: "redis://127.0.0.1:6379", redisPrefix: "x", keyHashSecret: "k".repeat(40), messageKey: "m".repeat(44) });
 
   it("are refused in production", () => {
     expect(() => loadGatewayConfig({ ...base(), NODE_ENV: "production", WEBHOOK_ALLOW_PRIVATE_RANGES: "127.0.0.0/8" })).toThrow(/WEBHOOK_ALLOW_PRIVATE_RANGES .*production/);

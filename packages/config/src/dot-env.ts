@@ -8,7 +8,7 @@ import { parseEnv } from "node:util";
  * come from the environment or the documented defaults only, so a file written
  * by one run cannot point a later shell at another database.
  */
-export const DOT_ENV_SECRETS = ["KEY_HASH_SECRET", "CACHE_HASH_SECRET", "DATA_ENCRYPTION_KEY"] as const;
+export const DOT_ENV_SECRETS = ["KEY_HASH_SECRET", "CACHE_HASH_SECRET", "DATA_ENCRYPTION_KEY", "FLEET_MESSAGE_KEY"] as const;
 
 /**
  * Loads the generated secrets from `.env.local` in the repository root (found

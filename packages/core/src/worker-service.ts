@@ -1,5 +1,5 @@
 import type { CommonEnv } from "@svc/config";
-import { createConsumer, createRedis, Producer, watchQueue, type Handlers, type QueueName } from "@svc/queues";
+import { createConsumer, createRedis, fleetOf, Producer, watchQueue, type Fleet, type Handlers, type QueueName } from "@svc/queues";
 import { createLogger, ShutdownManager, type Logger } from "@svc/runtime";
 import { createStore, type Store } from "@svc/store";
 import type { RedisClient } from "@svc/queues";
@@ -12,7 +12,9 @@ export type WorkerContext = {
   /** Non-blocking connection for enqueuing and publishing. */
   redis: RedisClient;
   producer: Producer;
+  /** REDIS_PREFIX, for the service's own keys (the fleet's queues and notices go through `fleet`). */
   prefix: string;
+  fleet: Fleet;
   now: () => Date;
 };
 
@@ -57,12 +59,13 @@ export async function runWorkerService<Q extends QueueName>(opts: WorkerServiceO
   const redis = createRedis(config.REDIS_URL, "producer", opts.name);
   const blocking = createRedis(config.REDIS_URL, "worker", `${opts.name}-worker`);
   await awaitDependencies({ store, redis: [redis, blocking], config });
-  const producer = new Producer(redis, config.REDIS_PREFIX, (err) => logger.error({ err }, "queue error"));
-  const ctx: WorkerContext = { logger, store, redis, producer, prefix: config.REDIS_PREFIX, now: () => new Date() };
+  const fleet = fleetOf(config);
+  const producer = new Producer(redis, fleet, (err) => logger.error({ err }, "queue error"));
+  const ctx: WorkerContext = { logger, store, redis, producer, prefix: config.REDIS_PREFIX, fleet, now: () => new Date() };
 
   const worker = createConsumer(opts.queue, opts.handlers(ctx), {
     connection: blocking,
-    prefix: config.REDIS_PREFIX,
+    fleet,
     concurrency: config.CONCURRENCY,
     lockDurationMs: config.JOB_LOCK_MS,
     onError: (err) => logger.error({ err }, "worker error"),

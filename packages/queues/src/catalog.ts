@@ -47,6 +47,16 @@ export const JOBS = {
     payload: Type.Object({ jobId: Id("job"), chunkNo: Type.Integer({ minimum: 0 }) }, { additionalProperties: false }),
     attempts: 10,
   },
+  /**
+   * Finish and settle a cancelled job with nothing in flight (or settle a finished
+   * job's open reservation): the gateway cancels, the check-worker finishes, since
+   * the gateway's database role may not write the ledger.
+   */
+  "job.finish": {
+    queue: QUEUES.checks,
+    payload: Type.Object({ jobId: Id("job") }, { additionalProperties: false }),
+    attempts: 10,
+  },
   /** Plan an event's deliveries and make the first attempts (sent after the event's transaction commits). */
   "event.dispatch": {
     queue: QUEUES.webhooks,
@@ -79,6 +89,13 @@ export const TraceContext = Type.Object(
   { additionalProperties: false },
 );
 export type TraceContext = Static<typeof TraceContext>;
+
+/**
+ * Beside its data, every message holds the fleet's tag over queue, name and data
+ * (FleetKeys.signMessage) in this field; consumers verify it and take it off before
+ * anything else looks at the data.
+ */
+export const MESSAGE_TAG_FIELD = "auth";
 
 /** The data a message of job `name` holds: its payload, and its trace context when traced. */
 export function messageSchema(name: JobName): TObject {

@@ -1,7 +1,9 @@
 import type { Job, Worker } from "bullmq";
-import { createTestEnv, type TestEnv } from "../../../tests/support/env";
+import { metrics } from "@svc/telemetry";
+import { createTestEnv, tagged, testFleet, type TestEnv } from "../../../tests/support/env";
 import { redisModes } from "../../../tests/support/redis-modes";
-import { JOBS, QUEUES, type JobPayload } from "./catalog";
+import { JOBS, MESSAGE_TAG_FIELD, QUEUES, type JobPayload } from "./catalog";
+import { FleetKeys } from "./fleet-keys";
 import { createRedis, waitForRedis, type RedisClient } from "./connection";
 import { createConsumer } from "./consumer";
 import { Producer } from "./producer";
@@ -50,7 +52,7 @@ afterEach(() => {
 function freshProducer(): { prefix: string; producer: Producer } {
   seq += 1;
   const prefix = `${env.redisPrefix}:q${seq}`;
-  const producer = new Producer(producerRedis, prefix, (err) => workerErrors.push(err));
+  const producer = new Producer(producerRedis, testFleet(env, prefix), (err) => workerErrors.push(err));
   producers.push(producer);
   return { prefix, producer };
 }
@@ -66,11 +68,14 @@ function consumer(prefix: string, onCall?: (payload: Payload, job: Job) => void)
         onCall?.(payload, job);
       },
     },
-    { connection: workerRedis, prefix, concurrency: 1, onError: (err) => workerErrors.push(err) },
+    { connection: workerRedis, fleet: testFleet(env, prefix), concurrency: 1, onError: (err) => workerErrors.push(err) },
   );
   workers.push(worker);
   return { worker, calls };
 }
+
+/** `data` as this environment's fleet writes a checks-queue message of `name`. */
+const checksMessage = (name: string, data: Record<string, unknown>, keys?: FleetKeys) => tagged(env, QUEUES.checks, name, data, keys);
 
 async function start(worker: Worker): Promise<void> {
   runs.push(worker.run());
@@ -151,7 +156,7 @@ describe.each(redisModes())("Producer.enqueue + createConsumer on %s", (_mode, u
 
     // Bypasses Producer.enqueue (and its types) on purpose; allows retries so that
     // "no retry" is the consumer's decision, not the job options'.
-    await producer.queue(QUEUES.checks).add("lookup.complete-test", payload, { jobId, attempts: 5, backoff: { type: "fixed", delay: 1 } });
+    await producer.queue(QUEUES.checks).add("lookup.complete-test", checksMessage("lookup.complete-test", payload), { jobId, attempts: 5, backoff: { type: "fixed", delay: 1 } });
     await start(worker);
     const { job, err } = await failed;
 
@@ -164,6 +169,47 @@ describe.each(redisModes())("Producer.enqueue + createConsumer on %s", (_mode, u
     expect(stored?.attemptsMade).toBe(1);
     const counts = await producer.queue(QUEUES.checks).getJobCounts("waiting", "active", "delayed", "failed", "completed");
     expect(counts).toEqual({ waiting: 0, active: 0, delayed: 0, failed: 1, completed: 0 });
+  });
+
+  const refusedCount = async () => (await metrics.jobsProcessed().get()).values.filter((v) => v.labels.outcome === "refused").reduce((sum, v) => sum + v.value, 0);
+
+  it.each([
+    ["no tag (anyone who can write to Redis)", () => ({ lookupId: "lkp_Forged000001" })],
+    ["a tag made with another fleet's key", () => checksMessage("lookup.complete-test", { lookupId: "lkp_Forged000002" }, new FleetKeys("another fleet's key, also 32+ characters"))],
+    ["a valid tag over other data (the id swapped)", () => ({ ...checksMessage("lookup.complete-test", { lookupId: "lkp_Genuine00001" }), lookupId: "lkp_Forged000003" })],
+    ["a valid tag of another job name", () => ({ lookupId: "lkp_Forged000004", [MESSAGE_TAG_FIELD]: testFleet(env).keys.signMessage(QUEUES.checks, "lookup.run", { lookupId: "lkp_Forged000004" }) })],
+    ["a valid tag of another queue", () => ({ lookupId: "lkp_Forged000005", [MESSAGE_TAG_FIELD]: testFleet(env).keys.signMessage(QUEUES.webhooks, "lookup.complete-test", { lookupId: "lkp_Forged000005" }) })],
+    ["a tag that is not a string", () => ({ lookupId: "lkp_Forged000006", [MESSAGE_TAG_FIELD]: { forged: true } })],
+  ])("refuses a message with %s: never handled, failed once, counted as refused", async (_, data) => {
+    const { prefix, producer } = freshProducer();
+    const { worker, calls } = consumer(prefix);
+    const jobId = `forged_${seq}`;
+    const failed = jobEvent(worker, "failed", jobId);
+    const before = await refusedCount();
+
+    await producer.queue(QUEUES.checks).add("lookup.complete-test", data(), { jobId, attempts: 5, backoff: { type: "fixed", delay: 1 } });
+    await start(worker);
+    const { job, err } = await failed;
+
+    expect(calls).toEqual([]);
+    expect(err?.message).toMatch(/message refused/);
+    expect(job.attemptsMade).toBe(1);
+    expect(await refusedCount()).toBe(before + 1);
+  });
+
+  it("accepts a message tagged with the key being rotated in or out (FLEET_MESSAGE_KEY_ACCEPT)", async () => {
+    const { prefix, producer } = freshProducer();
+    const old = new FleetKeys("the key this fleet used until the rotation");
+    // The consumer signs with the env's key and also accepts the old one.
+    const rotating = { prefix, keys: new FleetKeys(env.messageKey, "the key this fleet used until the rotation") };
+    const calls: string[] = [];
+    const worker = createConsumer(QUEUES.checks, { "lookup.complete-test": async (p) => void calls.push(p.lookupId) }, { connection: workerRedis, fleet: rotating, concurrency: 1, onError: (err) => workerErrors.push(err) });
+    workers.push(worker);
+    const done = jobEvent(worker, "completed", "lkp_Rotated00001");
+    await producer.queue(QUEUES.checks).add("lookup.complete-test", checksMessage("lookup.complete-test", { lookupId: "lkp_Rotated00001" }, old), { jobId: "lkp_Rotated00001" });
+    await start(worker);
+    await done;
+    expect(calls).toEqual(["lkp_Rotated00001"]);
   });
 
   it("fails a job whose name is not in the catalog once, without calling any handler", async () => {
@@ -191,7 +237,7 @@ describe.each(redisModes())("Producer.enqueue + createConsumer on %s", (_mode, u
     const jobId = "lkp_Retry0000001";
     const completed = jobEvent(worker, "completed", jobId);
 
-    await producer.queue(QUEUES.checks).add("lookup.complete-test", { lookupId: jobId }, { jobId, attempts: 3, backoff: { type: "fixed", delay: 1 } });
+    await producer.queue(QUEUES.checks).add("lookup.complete-test", checksMessage("lookup.complete-test", { lookupId: jobId }), { jobId, attempts: 3, backoff: { type: "fixed", delay: 1 } });
     await start(worker);
     const { job } = await completed;
 

@@ -1,26 +1,28 @@
 import { UnrecoverableError, Worker, type Job } from "bullmq";
 import Ajv from "ajv";
 import { metrics } from "@svc/telemetry";
-import { messageSchema, type JobName, type JobPayload, type JobsOf, type QueueName } from "./catalog";
+import { MESSAGE_TAG_FIELD, messageSchema, type JobName, type JobPayload, type JobsOf, type QueueName } from "./catalog";
 import { traceHandlers } from "./tracing";
 import type { RedisClient } from "./connection";
 import { queuePrefix } from "./keys";
+import type { Fleet } from "./fleet";
 
 const ajv = new Ajv({ allErrors: false, strict: false });
 
 export type Handlers<Q extends QueueName> = { [N in JobsOf<Q>]: (payload: JobPayload<N>, job: Job) => Promise<void> };
 
 /**
- * A BullMQ worker for one queue that validates every payload against the job
- * catalog again (trace context included) before calling the handler, inside the
- * message's trace when tracing is on. Handlers must be idempotent: BullMQ
+ * A BullMQ worker for one queue that acts only on messages the fleet wrote (their
+ * tag verifies under the fleet's key: ./fleet-keys), validates every payload against
+ * the job catalog again (trace context included) before calling the handler, inside
+ * the message's trace when tracing is on. Handlers must be idempotent: BullMQ
  * delivers at least once (a worker killed mid-job has its job re-run after the
  * lock expires).
  */
 export function createConsumer<Q extends QueueName>(
   queue: Q,
   handlers: Handlers<Q>,
-  options: { connection: RedisClient; prefix: string; concurrency: number; onError: (err: Error) => void; lockDurationMs?: number },
+  options: { connection: RedisClient; fleet: Fleet; concurrency: number; onError: (err: Error) => void; lockDurationMs?: number },
 ): Worker {
   const validators = new Map<string, ReturnType<typeof ajv.compile>>();
   for (const name of Object.keys(handlers)) validators.set(name, ajv.compile(messageSchema(name as JobName)));
@@ -36,9 +38,16 @@ export function createConsumer<Q extends QueueName>(
       const started = process.hrtime.bigint();
       let outcome = "error";
       try {
+        // A message the fleet did not write is refused unread, and never retried: the
+        // work it names, if any, is rebuilt from Postgres by the sweeps.
+        const { [MESSAGE_TAG_FIELD]: tag, ...data } = (job.data ?? {}) as Record<string, unknown>;
+        if (!handler || !options.fleet.keys.verifyMessage(queue, job.name, data, tag)) {
+          outcome = "refused";
+          throw new UnrecoverableError(`message refused: no valid tag of this fleet's key on job ${handler ? job.name : "(unknown)"}`);
+        }
         // A payload that fails its schema is a programming error: fail it once, never retry.
-        if (!validate || !handler || !validate(job.data)) throw new UnrecoverableError(`invalid payload for job ${job.name}`);
-        await handler(job.data, job);
+        if (!validate || !validate(data)) throw new UnrecoverableError(`invalid payload for job ${job.name}`);
+        await handler(data, job);
         outcome = "ok";
       } finally {
         metrics.jobDuration().observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
@@ -47,7 +56,7 @@ export function createConsumer<Q extends QueueName>(
     },
     {
       connection: options.connection,
-      prefix: queuePrefix(options.prefix, queue),
+      prefix: queuePrefix(options.fleet.prefix, queue),
       concurrency: options.concurrency,
       autorun: false,
       lockDuration: options.lockDurationMs ?? 30_000,
@@ -58,6 +67,6 @@ export function createConsumer<Q extends QueueName>(
   );
   worker.on("error", options.onError);
   // Every job name of the queue starts at 0, so the first message shows as an increase.
-  for (const name of Object.keys(handlers)) for (const outcome of ["ok", "error"]) metrics.jobsProcessed().inc({ queue, name, outcome }, 0);
+  for (const name of Object.keys(handlers)) for (const outcome of ["ok", "error", "refused"]) metrics.jobsProcessed().inc({ queue, name, outcome }, 0);
   return worker;
 }

@@ -7,3 +7,6 @@ export * from "./events";
 export * from "./metrics";
 export * from "./inspect";
 export * from "./keys";
+export * from "./fleet";
+export * from "./fleet-keys";
+export * from "./acl";

@@ -1,4 +1,4 @@
-import { createTestEnv, type TestEnv } from "../../../tests/support/env";
+import { createTestEnv, testFleet, type TestEnv } from "../../../tests/support/env";
 import { deleteKeysUnder, keysMatching } from "../../../tests/support/redis-keys";
 import { redisModes } from "../../../tests/support/redis-modes";
 import { QUEUES } from "./catalog";
@@ -34,7 +34,7 @@ describe.each(redisModes())("on %s", (mode, urlOf) => {
 
   it("finds and deletes every key of a prefix, tagged or not, and no other prefix's", async () => {
     const prefix = `${env.redisPrefix}:${mode === "one Redis" ? "single" : "cluster"}`;
-    const producer = new Producer(redis, prefix);
+    const producer = new Producer(redis, testFleet(env, prefix));
     for (const [n, lookupId] of ["lkp_KeysTest0001", "lkp_KeysTest0002"].entries()) {
       await producer.enqueue("lookup.complete-test", { lookupId }, { jobId: lookupId });
       await producer.enqueue("settle.reservation", { reservationId: `rsv_KeysTest000${n}` }, { jobId: `rsv_KeysTest000${n}` });

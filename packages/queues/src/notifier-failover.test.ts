@@ -2,7 +2,8 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { runClusterDir, startCluster, stopCluster } from "../../../tests/support/redis-cluster";
 import { createRedis, isCluster, slotOf, waitForRedis, type RedisClient } from "./connection";
-import { CompletionWaiter, completionChannel, publishCompletion } from "./notifier";
+import { FleetKeys } from "./fleet-keys";
+import { CompletionWaiter, publishCompletion } from "./notifier";
 
 /**
  * Completion notices across a failover of the shard that owns their channel, on a
@@ -11,6 +12,8 @@ import { CompletionWaiter, completionChannel, publishCompletion } from "./notifi
  * the subscriber re-subscribes on the new master by itself.
  */
 const PREFIX = "notice-failover";
+const FLEET = { prefix: PREFIX, keys: new FleetKeys("notice-failover-test-key-0123456789abcdef") };
+const CHANNEL = FLEET.keys.noticeChannels(PREFIX)[0] as string;
 let dir: string;
 let clusterUrl: string;
 let publisher: RedisClient;
@@ -26,7 +29,7 @@ beforeAll(async () => {
   publisher = createRedis(url, "producer", "notice-failover-pub");
   subscriber = createRedis(url, "subscriber", "notice-failover-sub");
   await Promise.all([waitForRedis(publisher), waitForRedis(subscriber)]);
-  waiter = new CompletionWaiter(subscriber, PREFIX);
+  waiter = new CompletionWaiter(subscriber, FLEET);
   await waiter.start();
 }, 60_000);
 
@@ -41,7 +44,7 @@ async function noticeWakes(id: string, waitMs = 10_000): Promise<boolean> {
   const woken = waiter.wait(id, waitMs);
   for (let attempt = 0; ; attempt += 1) {
     try {
-      await publishCompletion(publisher, PREFIX, id);
+      await publishCompletion(publisher, FLEET, id);
       break;
     } catch (err) {
       if (attempt >= 50) throw err;
@@ -55,7 +58,7 @@ it("wakes waiters again once the channel's shard has failed over", async () => {
   expect(await noticeWakes("lkp_BeforeKill01")).toBe(true);
   const state = JSON.parse(readFileSync(path.join(dir, "cluster.json"), "utf8")) as { ports: number[]; pids: number[] };
   if (!isCluster(publisher)) throw new Error("not a cluster client");
-  const owner = publisher.slots[slotOf(completionChannel(PREFIX))]?.[0] ?? "";
+  const owner = publisher.slots[slotOf(CHANNEL)]?.[0] ?? "";
   const port = Number(owner.split(":").pop());
   process.kill(state.pids[state.ports.indexOf(port)] as number, "SIGKILL");
   // The first notices may be lost while the replica takes over (a hint: waiters re-read Postgres);
@@ -87,7 +90,7 @@ it("a master that stops answering without closing its connections (SIGSTOP): its
   await waitForRedis(worker);
   const state = JSON.parse(readFileSync(path.join(dir, "cluster.json"), "utf8")) as { ports: number[]; pids: number[] };
   if (!isCluster(publisher)) throw new Error("not a cluster client");
-  const channelOwner = publisher.slots[slotOf(completionChannel(PREFIX))]?.[0] ?? "";
+  const channelOwner = publisher.slots[slotOf(CHANNEL)]?.[0] ?? "";
   const { address, key } = await masterWithReplicaAndKey(publisher, PREFIX, channelOwner);
   await publisher.set(key, "before");
   const pid = state.pids[state.ports.indexOf(Number(address.split(":").pop()))] as number;

@@ -1,4 +1,5 @@
 import type { RedisClient } from "./connection";
+import type { Fleet } from "./fleet";
 
 /**
  * Completion notices over Redis sharded pub/sub (SPUBLISH/SSUBSCRIBE, Redis 7), so a
@@ -10,26 +11,24 @@ import type { RedisClient } from "./connection";
  * lookup (see LookupAnswer): every other waiter re-reads Postgres, and still re-reads
  * once at its deadline, so a lost notice (a failover moving the channel's shard)
  * costs latency, never correctness.
+ *
+ * Notices are sealed with the fleet's key (FleetKeys): one that does not open — sent
+ * by anyone else who can write to Redis, or by another fleet — is dropped unread, and
+ * a subscriber sees neither the id nor the answer.
  */
-export function completionChannel(prefix: string): string {
-  return `${prefix}:completed`;
-}
 
 /**
- * Largest notice that carries an answer. Every gateway subscribed receives every
- * notice, so a large one costs each of them; past this the notice is the id alone
- * and the waiter reads the store as it would without one.
+ * Largest answer a notice carries. Every gateway subscribed receives every
+ * notice, so a large one costs each of them; past this the notice carries no
+ * answer and the waiter reads the store as it would without one.
  */
 export const MAX_ANSWER_NOTICE_BYTES = 16 * 1024;
 
-/**
- * Announces `id` complete. `answer` (JSON text) travels with it when the whole
- * notice fits MAX_ANSWER_NOTICE_BYTES. The message is the id, then a space and the
- * answer: a replica without a waiter for the id reads only up to the space.
- */
-export async function publishCompletion(redis: RedisClient, prefix: string, id: string, answer?: string): Promise<void> {
-  const carried = answer !== undefined && id.length + 1 + Buffer.byteLength(answer) <= MAX_ANSWER_NOTICE_BYTES;
-  await redis.spublish(completionChannel(prefix), carried ? `${id} ${answer}` : id);
+/** Announces `id` complete; `answer` (JSON text) travels with it, sealed, when it fits MAX_ANSWER_NOTICE_BYTES. */
+export async function publishCompletion(redis: RedisClient, fleet: Fleet, id: string, answer?: string): Promise<void> {
+  const carried = answer !== undefined && Buffer.byteLength(answer) <= MAX_ANSWER_NOTICE_BYTES ? answer : undefined;
+  const { channel, message } = fleet.keys.sealNotice(fleet.prefix, id, carried);
+  await redis.spublish(channel, message);
 }
 
 /**
@@ -72,25 +71,37 @@ export class CompletionWaiter {
   private started = false;
   private closed = false;
 
+  private readonly channels: string[];
+
   constructor(
     private readonly subscriber: RedisClient,
-    private readonly prefix: string,
-  ) {}
+    private readonly fleet: Fleet,
+    private readonly onRefused: () => void = () => undefined,
+  ) {
+    this.channels = fleet.keys.noticeChannels(fleet.prefix);
+  }
 
   async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
     this.subscriber.on("smessage", (channel: string, message: string) => {
-      if (channel !== completionChannel(this.prefix)) return;
+      if (!this.channels.includes(channel)) return;
+      // Waiters are filed under the routing tag: a notice for nobody here is not even opened.
       const space = message.indexOf(" ");
-      const id = space < 0 ? message : message.slice(0, space);
-      const set = this.waiters.get(id);
+      const tag = space < 0 ? message : message.slice(0, space);
+      const set = this.waiters.get(tag);
       if (!set) return;
-      this.waiters.delete(id);
-      const wake: Wake = space < 0 ? { woken: true } : { woken: true, answer: message.slice(space + 1) };
+      const opened = space < 0 ? null : this.fleet.keys.openNotice(channel, tag, message.slice(space + 1));
+      if (!opened) {
+        this.onRefused();
+        return;
+      }
+      this.waiters.delete(tag);
+      const wake: Wake = opened.answer === undefined ? { woken: true } : { woken: true, answer: opened.answer };
       for (const release of set) release(wake);
     });
-    await this.subscriber.ssubscribe(completionChannel(this.prefix));
+    // One call per channel: on a cluster, two channels may belong to different shards.
+    for (const channel of this.channels) await this.subscriber.ssubscribe(channel);
   }
 
   /**
@@ -105,19 +116,26 @@ export class CompletionWaiter {
   waitForAnswer(id: string, ms: number, signal?: AbortSignal): Promise<Wake> {
     // An already-aborted signal never fires "abort" again: answer now instead of at the timeout.
     if (ms <= 0 || this.closed || signal?.aborted) return Promise.resolve(NOT_WOKEN);
+    // Filed under the id's tag for every accepted key (two while a key is rotated).
+    const tags = this.fleet.keys.routeTags(id);
     return new Promise((resolve) => {
-      let set = this.waiters.get(id);
-      if (!set) this.waiters.set(id, (set = new Set()));
       const finish = (wake: Wake) => {
         clearTimeout(timer);
         signal?.removeEventListener("abort", onAbort);
-        set?.delete(finish);
-        if (set && set.size === 0 && this.waiters.get(id) === set) this.waiters.delete(id);
+        for (const tag of tags) {
+          const set = this.waiters.get(tag);
+          set?.delete(finish);
+          if (set && set.size === 0) this.waiters.delete(tag);
+        }
         resolve(wake);
       };
       const onAbort = () => finish(NOT_WOKEN);
       const timer = setTimeout(() => finish(NOT_WOKEN), ms);
-      set.add(finish);
+      for (const tag of tags) {
+        let set = this.waiters.get(tag);
+        if (!set) this.waiters.set(tag, (set = new Set()));
+        set.add(finish);
+      }
       signal?.addEventListener("abort", onAbort, { once: true });
     });
   }

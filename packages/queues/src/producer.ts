@@ -1,9 +1,10 @@
 import { Queue, type JobsOptions } from "bullmq";
 import Ajv, { type ValidateFunction } from "ajv";
-import { JOBS, messageSchema, QUEUES, type JobName, type JobPayload, type QueueName } from "./catalog";
+import { JOBS, MESSAGE_TAG_FIELD, messageSchema, QUEUES, type JobName, type JobPayload, type QueueName } from "./catalog";
 import { stampTrace, tracedSend } from "./tracing";
 import type { RedisClient } from "./connection";
 import { queuePrefix } from "./keys";
+import type { Fleet } from "./fleet";
 
 /** The gateway's (and any service's) handle for enqueuing: one BullMQ Queue per queue name. */
 const ajv = new Ajv({ allErrors: false, strict: false });
@@ -16,16 +17,22 @@ function assertPayload(name: JobName, data: unknown): void {
   if (!validate(data)) throw new Error(`invalid payload for job ${name}`);
 }
 
+/**
+ * `jobId` names the work (duplicates are dropped); `first` puts the message at the
+ * front of its queue, for short work someone is waiting on behind a backlog.
+ */
+export type EnqueueOptions = { jobId: string; delayMs?: number; priority?: number; first?: boolean };
+
 export class Producer {
   private readonly queues = new Map<QueueName, Queue>();
 
   constructor(
     connection: RedisClient,
-    prefix: string,
+    private readonly fleet: Fleet,
     onError: (err: Error) => void = () => undefined,
   ) {
     for (const name of Object.values(QUEUES)) {
-      const queue = new Queue(name, { connection, prefix: queuePrefix(prefix, name) });
+      const queue = new Queue(name, { connection, prefix: queuePrefix(fleet.prefix, name) });
       queue.on("error", onError);
       this.queues.set(name, queue);
     }
@@ -36,14 +43,13 @@ export class Producer {
    * a duplicate enqueue is dropped by BullMQ instead of doing the work twice.
    * BullMQ forbids `:` in custom ids; use `-`.
    */
-  async enqueue<N extends JobName>(name: N, payload: JobPayload<N>, options: { jobId: string; delayMs?: number; priority?: number }): Promise<void> {
+  async enqueue<N extends JobName>(name: N, payload: JobPayload<N>, options: EnqueueOptions): Promise<void> {
     const def = JOBS[name];
     await tracedSend(def.queue, name, null, () => this.add(name, payload, options));
   }
 
-  private async add<N extends JobName>(name: N, payload: JobPayload<N>, options: { jobId: string; delayMs?: number; priority?: number }): Promise<void> {
-    const data = stampTrace(payload);
-    assertPayload(name, data);
+  private async add<N extends JobName>(name: N, payload: JobPayload<N>, options: EnqueueOptions): Promise<void> {
+    const data = this.signed(name, stampTrace(payload));
     if (options.jobId.includes(":")) throw new Error("job ids must not contain ':'");
     const def = JOBS[name];
     const queue = this.queues.get(def.queue) as Queue;
@@ -56,6 +62,7 @@ export class Producer {
     };
     if (options.delayMs) opts.delay = options.delayMs;
     if (options.priority) opts.priority = options.priority;
+    if (options.first) opts.lifo = true;
     await queue.add(name, data, opts);
   }
 
@@ -68,11 +75,8 @@ export class Producer {
 
   private async addMany<N extends JobName>(name: N, jobs: Array<{ payload: JobPayload<N>; jobId: string }>): Promise<void> {
     const def = JOBS[name];
-    const messages = jobs.map((j) => ({ jobId: j.jobId, data: stampTrace(j.payload) }));
-    for (const j of messages) {
-      assertPayload(name, j.data);
-      if (j.jobId.includes(":")) throw new Error("job ids must not contain ':'");
-    }
+    const messages = jobs.map((j) => ({ jobId: j.jobId, data: this.signed(name, stampTrace(j.payload)) }));
+    for (const j of messages) if (j.jobId.includes(":")) throw new Error("job ids must not contain ':'");
     const queue = this.queues.get(def.queue) as Queue;
     await queue.addBulk(
       messages.map((j) => ({
@@ -81,6 +85,12 @@ export class Producer {
         opts: { jobId: j.jobId, attempts: def.attempts, backoff: { type: "exponential", delay: 1_000 }, removeOnComplete: { age: 3600, count: 10_000 }, removeOnFail: { age: 7 * 24 * 3600 } },
       })),
     );
+  }
+
+  /** The message's data checked against the catalog, with the fleet's tag over it: consumers act on nothing else. */
+  private signed<N extends JobName>(name: N, data: object): object {
+    assertPayload(name, data);
+    return { ...data, [MESSAGE_TAG_FIELD]: this.fleet.keys.signMessage(JOBS[name].queue, name, data) };
   }
 
   queue(name: QueueName): Queue {

@@ -22,3 +22,4 @@ export * from "./result-rows-copy";
 export * from "./webhook-endpoints";
 export * from "./webhook-deliveries";
 export * from "./carrier-blocks";
+export * from "./roles";

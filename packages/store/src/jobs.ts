@@ -353,20 +353,25 @@ async function cancelChunkRows(client: pg.PoolClient, jobId: string, range: { fi
 }
 
 /**
- * Ends chunks that will not run (`ranges`): their checks are done and free, and the
- * job is final once no chunk is in flight. `cancel` also makes the job `cancelled`.
+ * Ends chunks that will not run (`ranges`): their checks are done and free. With
+ * `finish`, the job is also final (and settled) once no chunk is in flight; without
+ * it (a cancel by the gateway, which may not write the ledger) the job is left for
+ * finishCancelledJob. `cancel` also makes the job `cancelled`. Returns the
+ * settlement, and whether nothing is in flight any more.
  */
-async function endChunks(client: pg.PoolClient, jobId: string, ranges: ReadonlyArray<{ first_row: number; last_row: number }>, now: Date, cancel: boolean): Promise<Settled> {
+async function endChunks(client: pg.PoolClient, jobId: string, ranges: ReadonlyArray<{ first_row: number; last_row: number }>, now: Date, opts: { cancel: boolean; finish: boolean }): Promise<Settled & { idle: boolean }> {
   let checks = 0;
   for (const range of ranges) checks += await cancelChunkRows(client, jobId, range);
-  const { rows } = await client.query<{ finished: boolean }>(
-    `UPDATE jobs SET done = done + $2, non_billable = non_billable + $2,
+  const { rows } = await client.query<{ finished: boolean; idle: boolean }>(
+    `WITH flight AS (SELECT EXISTS (SELECT 1 FROM job_chunks WHERE job_id = $1 AND status = 'running') AS running)
+     UPDATE jobs SET done = done + $2, non_billable = non_billable + $2,
             status = CASE WHEN $4 THEN 'cancelled' ELSE status END, cancelled_at = CASE WHEN $4 THEN $3 ELSE cancelled_at END,
-            finished_at = CASE WHEN EXISTS (SELECT 1 FROM job_chunks WHERE job_id = $1 AND status = 'running') THEN finished_at ELSE $3 END
-     WHERE id = $1 RETURNING finished_at IS NOT NULL AS finished`,
-    [jobId, checks, now, cancel],
+            finished_at = CASE WHEN $5 AND NOT flight.running THEN $3 ELSE finished_at END
+     FROM flight WHERE id = $1 RETURNING finished_at IS NOT NULL AS finished, NOT flight.running AS idle`,
+    [jobId, checks, now, opts.cancel, opts.finish],
   );
-  return rows[0]?.finished ? settleFinishedJob(client, jobId, now) : notSettled();
+  const settled = rows[0]?.finished ? await settleFinishedJob(client, jobId, now) : notSettled();
+  return { ...settled, idle: rows[0]?.idle ?? false };
 }
 
 /**
@@ -384,43 +389,78 @@ export async function abandonCancelledChunk(client: pg.PoolClient, jobId: string
     [jobId, chunkNo, now, token ?? null],
   );
   if (!rows[0]) return null;
-  return endChunks(client, jobId, rows, now, false);
+  return endChunks(client, jobId, rows, now, { cancel: false, finish: true });
 }
 
 /**
- * Cancels a running job: chunks not yet sent to a source are cancelled and their
- * pending checks marked `cancelled` (free); chunks in flight finish and are billed.
- * The job is final (and settled) at once when nothing is in flight. Null when the
- * job was not running.
+ * Cancels a running job (the gateway's half): chunks not yet sent to a source are
+ * cancelled and their pending checks marked `cancelled` (free); chunks in flight
+ * finish and are billed, and the last of them finishes and settles the job. With
+ * nothing in flight (`idle`), finishCancelledJob finishes and settles it (the
+ * check-worker, on the gateway's `job.finish` message): the gateway's role may not
+ * write the ledger. Null when the job was not running.
  */
-export async function cancelJob(client: pg.PoolClient, jobId: string, now: Date): Promise<Settled | null> {
+export async function cancelJob(client: pg.PoolClient, jobId: string, now: Date): Promise<{ idle: boolean } | null> {
   const { rows } = await client.query(`SELECT status FROM jobs WHERE id = $1 FOR UPDATE`, [jobId]);
   if (!["queued", "running"].includes(rows[0]?.status)) return null;
   const { rows: cancelled } = await client.query<{ first_row: number; last_row: number }>(
     `UPDATE job_chunks SET status = 'cancelled', updated_at = $2 WHERE job_id = $1 AND status = 'queued' RETURNING first_row, last_row`,
     [jobId, now],
   );
-  return endChunks(client, jobId, cancelled, now, true);
+  const { idle } = await endChunks(client, jobId, cancelled, now, { cancel: true, finish: false });
+  return { idle };
+}
+
+/**
+ * Finishes a cancelled job with nothing in flight and settles it, in one
+ * transaction (so finished and final cost stay one fact); also settles a finished
+ * job whose reservation was left open (one finished before jobs were settled at
+ * their finish). Null when there was nothing to do: a repeat is harmless.
+ */
+export async function finishCancelledJob(client: pg.PoolClient, jobId: string, now: Date): Promise<Settled | null> {
+  const { rows } = await client.query<{ finished_now: boolean }>(
+    `UPDATE jobs SET finished_at = COALESCE(finished_at, $2)
+     WHERE id = $1 AND (finished_at IS NOT NULL
+       OR (status = 'cancelled' AND NOT EXISTS (SELECT 1 FROM job_chunks WHERE job_id = $1 AND status IN ('queued', 'running'))))
+     RETURNING finished_at = $2 AS finished_now`,
+    [jobId, now],
+  );
+  if (!rows[0]) return null;
+  const settled = await settleFinishedJob(client, jobId, now);
+  return rows[0].finished_now || settled.settlements.length > 0 ? settled : null;
+}
+
+/** Cancelled jobs left unfinished with nothing in flight since before `before` (their `job.finish` message lost). */
+export async function unfinishedCancelledJobs(sql: Sql, before: Date, limit: number): Promise<string[]> {
+  const { rows } = await sql.query<{ id: string }>(
+    `SELECT j.id FROM jobs j
+     WHERE j.status = 'cancelled' AND j.finished_at IS NULL AND j.cancelled_at < $1
+       AND NOT EXISTS (SELECT 1 FROM job_chunks c WHERE c.job_id = j.id AND c.status IN ('queued', 'running'))
+     ORDER BY j.cancelled_at LIMIT $2`,
+    [before, limit],
+  );
+  return rows.map((r) => r.id);
 }
 
 /**
  * Deletes a finished job's rows now; later result reads are 404. Settlement reads
  * those rows, so the job's money must be settled first: it was, in the transaction
- * that finished the job; settling again here (nothing twice) covers a job that
- * finished before that was so. A cancelled job whose chunks in flight have not
- * finished is not finished yet: null, nothing purged. Returns that settlement (its
- * events to announce).
+ * that finished the job. A job whose reservation is still open (one finished before
+ * that was so) is not purged: `unsettled`, for finishCancelledJob to settle first.
+ * A cancelled job whose chunks in flight have not finished is not finished yet:
+ * null, nothing purged.
  */
-export async function purgeJobResults(client: pg.PoolClient, jobId: string, now: Date): Promise<Settled | null> {
-  const { rows } = await client.query<{ id: string }>(
-    `SELECT id FROM jobs WHERE id = $1 AND status IN ('completed', 'failed', 'cancelled') AND finished_at IS NOT NULL FOR UPDATE`,
+export async function purgeJobResults(client: pg.PoolClient, jobId: string, now: Date): Promise<"purged" | "unsettled" | null> {
+  const { rows } = await client.query<{ open: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM reservations WHERE job_id = $1 AND status = 'open') AS open
+     FROM jobs WHERE id = $1 AND status IN ('completed', 'failed', 'cancelled') AND finished_at IS NOT NULL FOR UPDATE`,
     [jobId],
   );
   if (rows.length === 0) return null;
-  const settled = await settleFinishedJob(client, jobId, now);
+  if (rows[0]?.open) return "unsettled";
   await client.query(`UPDATE jobs SET purged_at = COALESCE(purged_at, $2) WHERE id = $1`, [jobId, now]);
   await client.query(`DELETE FROM result_rows WHERE job_id = $1 AND id_month = $2`, [jobId, idMonth(jobId)]);
-  return settled;
+  return "purged";
 }
 
 /**

@@ -51,6 +51,7 @@ export async function ensureMonthPartitions(pool: pg.Pool, now: Date, ahead = PA
     const { rows } = await retryOnLockTimeout(() =>
       withTransaction(pool, async (client) => {
         await client.query(`SET LOCAL lock_timeout = ${PARTITION_LOCK_TIMEOUT_MS}`);
+        await actAsPartitionOwner(client, "transaction");
         return client.query<{ made: number }>(`SELECT svc_create_month_partitions($1::date) AS made`, [month]);
       }),
     );
@@ -80,6 +81,29 @@ const LOCK_RETRY_PAUSE_MS = 500;
  * this long, so that downloads always under way do not keep a month from going.
  */
 export const RESULT_ROWS_DETACH_WAIT_MS = 60_000;
+
+/**
+ * Month partitions are made, detached and dropped as the role that owns the
+ * partitioned tables (PARTITION_OWNER_ROLE once `scripts/db-deploy.mjs` has run;
+ * the schema owner until then), since Postgres lets only a table's owner do that.
+ * The check-worker's own role is a member that does not inherit it (NOINHERIT):
+ * this DDL alone acts as the owner, every other statement with the role's own
+ * grants. "transaction": until COMMIT; "session": until RESET ROLE.
+ */
+async function actAsPartitionOwner(client: pg.ClientBase, scope: "transaction" | "session"): Promise<void> {
+  const { rows } = await client.query<{ owner: string }>(`SELECT pg_get_userbyid(relowner) AS owner FROM pg_class WHERE oid = 'lookups'::regclass`);
+  await client.query(`SET ${scope === "transaction" ? "LOCAL " : ""}ROLE ${client.escapeIdentifier(rows[0]?.owner ?? "")}`);
+}
+
+/** `work` (DDL on month partitions) as the partitions' owner, on a connection outside a transaction. */
+async function asPartitionOwner<T>(client: pg.PoolClient, work: () => Promise<T>): Promise<T> {
+  await actAsPartitionOwner(client, "session");
+  try {
+    return await work();
+  } finally {
+    await client.query("RESET ROLE");
+  }
+}
 
 /** Runs `work` again after a pause when it failed on lock_timeout (55P03), up to LOCK_ATTEMPTS times; not once `stopping`. */
 async function retryOnLockTimeout<T>(work: () => Promise<T>, stopping?: AbortSignal): Promise<T> {
@@ -245,7 +269,7 @@ export async function dropExpiredPartitions(pool: pg.Pool, now: Date, stopping?:
        WHERE c.relkind = 'r' AND NOT c.relispartition AND c.relnamespace = current_schema()::regnamespace
          AND c.relname ~ '^(lookups|result_rows|events|delivery_attempts)_p[0-9]{4}_[0-9]{2}$'`,
     );
-    for (const o of orphans) await retryOnLockTimeout(() => client.query(`DROP TABLE IF EXISTS "${o.name}"`), stopping);
+    for (const o of orphans) await retryOnLockTimeout(() => asPartitionOwner(client, () => client.query(`DROP TABLE IF EXISTS "${o.name}"`)), stopping);
     const parts = await monthPartitions(client);
     const drop = async (table: MonthPartition["table"], month: string, tables: string[]) => {
       const part = parts.find((p) => p.table === table && p.month === month);
@@ -257,12 +281,12 @@ export async function dropExpiredPartitions(pool: pg.Pool, now: Date, stopping?:
         if (!current) return;
         if (table === "result_rows") await lockTimeout(RESULT_ROWS_DETACH_WAIT_MS);
         try {
-          await cancellable(pool, client, `ALTER TABLE "${table}" DETACH PARTITION "${part.name}" ${current.detachPending ? "FINALIZE" : "CONCURRENTLY"}`, stopping);
+          await asPartitionOwner(client, () => cancellable(pool, client, `ALTER TABLE "${table}" DETACH PARTITION "${part.name}" ${current.detachPending ? "FINALIZE" : "CONCURRENTLY"}`, stopping));
         } finally {
           if (table === "result_rows") await lockTimeout(PARTITION_LOCK_TIMEOUT_MS);
         }
       }, stopping);
-      await retryOnLockTimeout(() => client.query(`DROP TABLE "${part.name}"`), stopping);
+      await retryOnLockTimeout(() => asPartitionOwner(client, () => client.query(`DROP TABLE "${part.name}"`)), stopping);
       tables.push(part.name);
     };
     const months = [...new Set(parts.map((p) => p.month))].sort();
@@ -291,7 +315,7 @@ export async function dropExpiredPartitions(pool: pg.Pool, now: Date, stopping?:
     }
     return dropped;
   } finally {
-    if (locked) await client.query(`RESET lock_timeout; SELECT pg_advisory_unlock(hashtext('svc_drop_month_partitions'))`).catch(() => undefined);
+    if (locked) await client.query(`RESET ROLE; RESET lock_timeout; SELECT pg_advisory_unlock(hashtext('svc_drop_month_partitions'))`).catch(() => undefined);
     client.release();
   }
 }

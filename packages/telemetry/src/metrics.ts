@@ -77,8 +77,16 @@ export const metrics = {
     () =>
       new Counter({
         name: "svc_queue_jobs_processed_total",
-        help: "Queue messages this process handled, by queue, job name and outcome (ok, or error: the handler threw and BullMQ retries or fails it).",
+        help: "Queue messages this process handled, by queue, job name and outcome (ok; error: the handler threw and BullMQ retries or fails it; refused: not written with the fleet's key, failed unread).",
         labelNames: ["queue", "name", "outcome"] as const,
+        registers,
+      }),
+  ),
+  noticesRefused: lazy(
+    () =>
+      new Counter({
+        name: "svc_notices_refused_total",
+        help: "Completion notices addressed to a waiter here that did not open with the fleet's key (forged, replayed late, or another fleet's): dropped, the waiter reads Postgres instead.",
         registers,
       }),
   ),

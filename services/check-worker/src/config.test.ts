@@ -2,7 +2,7 @@ import { ConfigError } from "@svc/config";
 import { loadServiceConfig } from "../../billing-ledger/src/config";
 import { loadCheckWorkerConfig } from "./config";
 
-const required = { CACHE_HASH_SECRET: "cache-secret-that-is-long-enough-0123456789" };
+const required = { CACHE_HASH_SECRET: "cache-secret-that-is-long-enough-0123456789", FLEET_MESSAGE_KEY: "fleet-message-key-that-is-long-enough-0123" };
 
 describe("check-worker configuration: leases and sweeps", () => {
   it("defaults to a 20 s lease renewed every 5 s, 2 s sweeps and 10 s stale times (docs/architecture.md bounds)", () => {
@@ -40,6 +40,6 @@ describe("check-worker configuration: e-mail probe politeness", () => {
 
 describe("billing-ledger configuration", () => {
   it("settles a chunk whose settlement message was lost 10 s after it finished, sweeping every 5 s", () => {
-    expect(loadServiceConfig({})).toMatchObject({ SWEEP_INTERVAL_MS: 5_000, SWEEP_GRACE_MS: 10_000 });
+    expect(loadServiceConfig({ FLEET_MESSAGE_KEY: required.FLEET_MESSAGE_KEY })).toMatchObject({ SWEEP_INTERVAL_MS: 5_000, SWEEP_GRACE_MS: 10_000 });
   });
 });

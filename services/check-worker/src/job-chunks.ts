@@ -6,6 +6,7 @@ import {
   claimChunk,
   completeChunk,
   failJob,
+  finishCancelledJob,
   jobById,
   recordEvent,
   releaseChunkLease,
@@ -90,7 +91,7 @@ export async function runJobChunk(ctx: WorkerContext, deps: WorkDeps, jobId: str
         { jobId: `settle-${notices.reservationId}-${chunkNo}` },
       );
     }
-    if (notices.finished) await publishCompletion(ctx.redis, ctx.prefix, jobId);
+    if (notices.finished) await publishCompletion(ctx.redis, ctx.fleet, jobId);
   } catch (err) {
     ctx.logger.warn({ err, jobId, chunkNo }, "chunk completed; its notices were not sent, the sweeps will settle and announce it");
   }
@@ -160,6 +161,18 @@ export async function failJobWithEvent(ctx: WorkerContext, jobId: string, code: 
 
 /** After the COMMIT that ended (and settled) the job: wakes waiting readers and nudges the dispatcher. */
 async function announceJobEnd(ctx: WorkerContext, jobId: string, eventIds: string[]): Promise<void> {
-  await publishCompletion(ctx.redis, ctx.prefix, jobId);
+  await publishCompletion(ctx.redis, ctx.fleet, jobId);
   await notifyDispatcher(ctx, eventIds);
+}
+
+/**
+ * `job.finish`: finishes (and settles) a cancelled job with nothing in flight, or
+ * settles a finished job's open reservation, then wakes the request waiting for it
+ * (the gateway's DELETE) and nudges the dispatcher. A repeat finds nothing to do.
+ */
+export async function finishJob(ctx: WorkerContext, jobId: string): Promise<void> {
+  const settled = await withTransaction(ctx.store.pool, (client) => finishCancelledJob(client, jobId, ctx.now()));
+  if (!settled) return;
+  countSettlements(settled.settlements);
+  await announceJobEnd(ctx, jobId, settled.eventIds);
 }

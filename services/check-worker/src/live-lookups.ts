@@ -84,7 +84,7 @@ export async function runLiveLookup(ctx: WorkerContext, deps: WorkDeps, lookupId
   // fails costs the waiter latency only (it re-reads at its deadline); any failure
   // still fails the attempt once the others have run.
   const { reservationId, eventId, answer } = outcome;
-  const notice = await publishCompletion(ctx.redis, ctx.prefix, lookupId, answer).then(
+  const notice = await publishCompletion(ctx.redis, ctx.fleet, lookupId, answer).then(
     () => null,
     (err: unknown) => ({ err }),
   );

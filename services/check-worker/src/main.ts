@@ -8,9 +8,9 @@ import { loadCheckWorkerConfig } from "./config";
 import { runLiveLookup } from "./live-lookups";
 import { buildRunner } from "./sources";
 import { completeDueTestLookup, sweepDueTestLookups } from "./test-lookups";
-import { runJobChunk } from "./job-chunks";
+import { finishJob, runJobChunk } from "./job-chunks";
 import type { WorkDeps } from "./leased-work";
-import { reconcileJobChunks, reconcileLiveLookups } from "./reconcile";
+import { reconcileCancelledJobs, reconcileJobChunks, reconcileLiveLookups } from "./reconcile";
 
 /**
  * Makes the coming months' partitions and drops the months wholly past retention, then
@@ -48,6 +48,7 @@ startService("check-worker", async () => {
       "lookup.complete-test": (payload) => completeDueTestLookup(ctx, payload.lookupId),
       "lookup.run": (payload) => runLiveLookup(ctx, depsFor(ctx), payload.lookupId),
       "job.chunk": (payload) => runJobChunk(ctx, depsFor(ctx), payload.jobId, payload.chunkNo),
+      "job.finish": (payload) => finishJob(ctx, payload.jobId),
     }),
     // Every bound in docs/architecture.md ("Leases and takeover bounds") is one of these intervals plus a lease.
     periodic: [
@@ -55,6 +56,7 @@ startService("check-worker", async () => {
       { name: "sweep due test lookups", everyMs: config.SWEEP_INTERVAL_MS, run: (ctx) => sweepDueTestLookups(ctx) },
       { name: "reconcile live lookups", everyMs: config.SWEEP_INTERVAL_MS, run: (ctx) => reconcileLiveLookups(ctx, config.LOOKUP_STALE_MS) },
       { name: "reconcile job chunks", everyMs: config.SWEEP_INTERVAL_MS, run: (ctx) => reconcileJobChunks(ctx, config.CHUNK_STALE_MS) },
+      { name: "finish cancelled jobs", everyMs: config.SWEEP_INTERVAL_MS, run: (ctx) => reconcileCancelledJobs(ctx, config.CHUNK_STALE_MS) },
       { name: "purge past retention", everyMs: config.PURGE_INTERVAL_MS, run: (ctx, stopping) => purgeRetention(ctx, config.RETENTION_LINGER_DAYS, stopping) },
     ],
   });

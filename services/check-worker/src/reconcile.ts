@@ -1,6 +1,6 @@
 import type { WorkerContext } from "@svc/core";
 import { QUEUES, type JobPayload } from "@svc/queues";
-import { staleChunks, stalePendingLiveLookups, type StaleChunk, type StaleChunkCursor, type StaleLookup } from "@svc/store";
+import { staleChunks, stalePendingLiveLookups, unfinishedCancelledJobs, type StaleChunk, type StaleChunkCursor, type StaleLookup } from "@svc/store";
 
 /** BullMQ states in which a message is still on its way to a worker (a backlog, not a loss). */
 const ON_ITS_WAY = new Set(["waiting", "delayed", "prioritized", "waiting-children"]);
@@ -14,7 +14,7 @@ const ON_ITS_WAY = new Set(["waiting", "delayed", "prioritized", "waiting-childr
  * run does): a sibling message goes out rather than waiting for BullMQ's stalled-job
  * check (up to twice JOB_LOCK_MS).
  */
-async function ensureQueued<N extends "job.chunk" | "lookup.run">(
+async function ensureQueued<N extends "job.chunk" | "lookup.run" | "job.finish">(
   ctx: WorkerContext,
   name: N,
   payload: JobPayload<N>,
@@ -88,5 +88,17 @@ export async function reconcileLiveLookups(ctx: WorkerContext, staleMs: number, 
     }
     if (lookups.length < pageSize) return;
     after = lookups[lookups.length - 1] as StaleLookup;
+  }
+}
+
+/**
+ * Cancelled jobs the gateway left to be finished (nothing in flight) whose
+ * `job.finish` message never arrived (Redis lost it, or it could not be sent):
+ * each gets one again. Finishing is idempotent, so a duplicate does nothing.
+ */
+export async function reconcileCancelledJobs(ctx: WorkerContext, staleMs: number, limit = 500): Promise<void> {
+  const now = ctx.now();
+  for (const jobId of await unfinishedCancelledJobs(ctx.store.pool, new Date(now.getTime() - staleMs), limit)) {
+    await ensureQueued(ctx, "job.finish", { jobId }, `finish-${jobId}`, staleMs);
   }
 }

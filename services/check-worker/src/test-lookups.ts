@@ -6,7 +6,7 @@ import { dueTestLookups } from "@svc/store";
 export async function completeDueTestLookup(ctx: WorkerContext, lookupId: string): Promise<void> {
   const done = await completeTestLookup(ctx.store, lookupId, ctx.now());
   if (done.completed) {
-    await publishCompletion(ctx.redis, ctx.prefix, lookupId);
+    await publishCompletion(ctx.redis, ctx.fleet, lookupId);
     await notifyDispatcher(ctx, [done.eventId]);
     ctx.logger.info({ lookupId, eventId: done.eventId }, "test lookup completed");
   }

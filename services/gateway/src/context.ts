@@ -1,7 +1,7 @@
 import type { Logger } from "@svc/runtime";
 import type { KeyMode, Scope } from "@svc/domain";
 import type { IdempotencyClaimRef, KeyedSemaphore, NewLookup, Store } from "@svc/store";
-import type { CompletionWaiter, Producer } from "@svc/queues";
+import type { CompletionWaiter, Fleet, Producer } from "@svc/queues";
 import type { RedisClient } from "@svc/queues";
 import type { Resolve } from "@svc/webhooks";
 import type { GatewayCaches } from "./cache/caches";
@@ -17,6 +17,8 @@ export type Deps = {
   logger: Logger;
   store: Store;
   redis: RedisClient;
+  /** The fleet on Redis: prefix and message key (notices the gateway publishes are sealed with it). */
+  fleet: Fleet;
   producer: Producer;
   waiter: CompletionWaiter;
   /** Key records and check offers, invalidated by Postgres notifications. */

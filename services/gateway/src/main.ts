@@ -4,8 +4,9 @@ import cluster from "node:cluster";
 import { createServer } from "node:http";
 import { loadDotEnv } from "@svc/config";
 import { createLogger, ShutdownManager } from "@svc/runtime";
+import { metrics } from "@svc/telemetry";
 import { createStore, KeyedSemaphore } from "@svc/store";
-import { CompletionWaiter, createRedis, Producer } from "@svc/queues";
+import { CompletionWaiter, createRedis, fleetOf, Producer } from "@svc/queues";
 import { createApp, docBaseUrl } from "./app";
 import { answerClientErrors } from "./http/client-errors";
 import { CacheInvalidator, createCaches } from "./cache/caches";
@@ -44,8 +45,9 @@ async function main(): Promise<void> {
   const redis = createRedis(config.REDIS_URL, "producer", "gateway");
   const subscriber = createRedis(config.REDIS_URL, "subscriber", "gateway-sub");
   await awaitDependencies({ store, redis: [redis, subscriber], config });
-  const producer = new Producer(redis, config.REDIS_PREFIX, (err) => logger.error({ err }, "queue error"));
-  const waiter = new CompletionWaiter(subscriber, config.REDIS_PREFIX);
+  const fleet = fleetOf(config);
+  const producer = new Producer(redis, fleet, (err) => logger.error({ err }, "queue error"));
+  const waiter = new CompletionWaiter(subscriber, fleet, () => metrics.noticesRefused().inc());
   await waiter.start();
   if (config.SANDBOX_KEY_ENABLED) await ensurePublicSandbox(store, config.KEY_HASH_SECRET);
 
@@ -62,7 +64,7 @@ async function main(): Promise<void> {
   const reads = new ReplicaReads(store.pool, store.replica, { maxLagMs: config.DATABASE_REPLICA_MAX_LAG_MS, logger });
   await reads.start();
 
-  const deps: Deps = { config, logger, store, redis, producer, waiter, caches, accountTurns: new KeyedSemaphore(config.ACCOUNT_CONCURRENCY), bulk, testLookups: testLookupWriter(store), reads, resolveHost: systemResolver(5_000), now: () => new Date() };
+  const deps: Deps = { config, logger, store, redis, fleet, producer, waiter, caches, accountTurns: new KeyedSemaphore(config.ACCOUNT_CONCURRENCY), bulk, testLookups: testLookupWriter(store), reads, resolveHost: systemResolver(5_000), now: () => new Date() };
   const server = createServer();
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;

@@ -4,7 +4,7 @@ import { createBullBoard } from "@bull-board/api";
 import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
 import { ExpressAdapter } from "@bull-board/express";
 import express, { type NextFunction, type Request, type Response } from "express";
-import { createRedis, isCatalogMessage, Producer, QUEUES, waitForRedis } from "@svc/queues";
+import { createRedis, fleetOf, catalogView, Producer, QUEUES, waitForRedis } from "@svc/queues";
 import { createLogger, excludeServerFromTracing, scrubText, scrubValue, type Logger } from "@svc/runtime";
 import { loadGatewayConfig, type GatewayConfig } from "./config";
 
@@ -38,7 +38,7 @@ export async function startQueueDashboard(config: GatewayConfig, logger: Logger)
   const actions = config.QUEUE_DASHBOARD_ACTIONS;
   // A producer-style connection: the board's requests fail at once while Redis is down.
   const redis = createRedis(config.REDIS_URL, "producer", "gateway-queue-dashboard");
-  const queues = new Producer(redis, config.REDIS_PREFIX, (err) => logger.warn({ err }, "queue dashboard: queue error"));
+  const queues = new Producer(redis, fleetOf(config), (err) => logger.warn({ err }, "queue dashboard: queue error"));
   // Not fatal: the board answers errors until Redis is back, the gateway keeps serving.
   await waitForRedis(redis).catch(() => logger.warn("queue dashboard: Redis not ready yet; the board answers errors until it is"));
   const board = new ExpressAdapter();
@@ -161,7 +161,7 @@ export function redactedJob(job: BoardJob): BoardJob {
       const json = toJSON();
       return {
         ...json,
-        data: isCatalogMessage(json.name, json.data) ? json.data : HIDDEN_DATA,
+        data: catalogView(json.name, json.data) ?? HIDDEN_DATA,
         failedReason: typeof json.failedReason === "string" ? scrubText(json.failedReason) : json.failedReason,
         stacktrace: Array.isArray(json.stacktrace) ? json.stacktrace.map((line) => (typeof line === "string" ? scrubText(line) : line)) : json.stacktrace,
         returnvalue: scrubValue(json.returnvalue),

@@ -1,7 +1,6 @@
 import { ApiError, LIMITS } from "@svc/contract";
-import { countSettlements, notifyDispatcher } from "@svc/core";
 import { FINAL_JOB_STATUSES, cancelJob, jobById, purgeJobResults, withTransaction } from "@svc/store";
-import { publishCompletion } from "@svc/queues";
+import type { Response } from "express";
 import type { Deps } from "../context";
 import type { Handler } from "../http/routes";
 import { clientGone } from "../http/client-gone";
@@ -37,27 +36,44 @@ export function getJobHandler(deps: Deps): Handler {
  * `jobs:write` acts on the jobs the key can read.
  */
 export function deleteJobHandler(deps: Deps): Handler {
-  return async ({ caller, params }) => {
+  return async ({ caller, params, res }) => {
     if (!caller) throw new ApiError("unauthorized");
     const job = await visibleJob(deps, caller, params.id ?? "", !caller.scopes.includes("jobs:read_all"));
     const now = deps.now();
     if (FINAL_JOB_STATUSES.includes(job.status)) {
       const purged = await withTransaction(deps.store.pool, (client) => purgeJobResults(client, job.id, now));
-      if (purged) {
-        countSettlements(purged.settlements);
-        await notifyDispatcher(deps, purged.eventIds);
-      }
+      // Finished before jobs were settled at their finish: settled first, purged by a repeat.
+      if (purged === "unsettled") await finishInCheckWorker(deps, job.id, res);
     } else {
-      // With nothing in flight the job finishes, and settles, in this transaction.
       const cancelled = await withTransaction(deps.store.pool, (client) => cancelJob(client, job.id, now));
-      if (cancelled) {
-        countSettlements(cancelled.settlements);
-        await publishCompletion(deps.redis, deps.config.REDIS_PREFIX, job.id).catch(() => undefined);
-        await notifyDispatcher(deps, cancelled.eventIds);
-      }
+      // Nothing in flight: the job is finished and settled in one transaction by the check-worker.
+      if (cancelled?.idle) await finishInCheckWorker(deps, job.id, res);
     }
     const after = await jobById(deps.store.pool, job.id);
     if (!after) throw new ApiError("not_found");
     return { status: 200, body: presentJob(after) };
   };
+}
+
+/** How long DELETE waits for the check-worker to finish a cancelled job; after that it answers with `finished_at` still null. */
+const FINISH_WAIT_MS = 5_000;
+
+/**
+ * Asks the check-worker to finish (and settle) the job, and waits for the notice of
+ * that commit, so a cancel with nothing in flight still answers with the job final
+ * and its final cost. The wait begins before the message is sent: a notice however
+ * soon cannot be missed. A message that cannot be sent (Redis down) is not waited
+ * for: the check-worker's sweep finishes the job (reconcileCancelledJobs).
+ */
+async function finishInCheckWorker(deps: Deps, jobId: string, res: Response): Promise<void> {
+  const gone = clientGone(res);
+  const finished = deps.waiter.wait(jobId, FINISH_WAIT_MS, gone);
+  const sent = await deps.producer.enqueue("job.finish", { jobId }, { jobId: `finish-${jobId}`, first: true }).then(
+    () => true,
+    (err: unknown) => {
+      deps.logger.warn({ err, jobId }, "job.finish not sent; the check-worker's sweep finishes the job");
+      return false;
+    },
+  );
+  if (sent) await finished;
 }

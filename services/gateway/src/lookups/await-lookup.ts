@@ -14,7 +14,7 @@ async function completeIfDue(deps: Deps, lookup: LookupRecord): Promise<boolean>
   if (lookup.livemode || lookup.status !== "pending" || !lookup.completes_at || lookup.completes_at > deps.now()) return false;
   const done = await completeTestLookup(deps.store, lookup.id, deps.now());
   if (done.completed) {
-    await publishCompletion(deps.redis, deps.config.REDIS_PREFIX, lookup.id).catch(() => undefined);
+    await publishCompletion(deps.redis, deps.fleet, lookup.id).catch(() => undefined);
     await notifyDispatcher(deps, [done.eventId]);
   }
   return true;

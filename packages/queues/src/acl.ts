@@ -1,0 +1,95 @@
+import { createHash } from "node:crypto";
+import { QUEUES, type QueueName } from "./catalog";
+import { queuePrefix } from "./keys";
+
+/**
+ * Least privilege in Redis: one ACL user per service, allowed only the keys and
+ * channels of its fleet that it uses, and only the commands BullMQ, the notices and
+ * the limiters need — no FLUSHALL, KEYS, CONFIG, MONITOR, DEBUG, ACL, SCRIPT FLUSH.
+ * `scripts/redis-acl.mjs` writes these as an ACL file (compose, operators' Redis)
+ * or applies them with ACL SETUSER (`npm run up`, the tests). docs/security.md
+ * describes the same table for people.
+ *
+ * Users are named after the fleet's prefix (`svc-gateway` for REDIS_PREFIX `svc`),
+ * so fleets sharing a Redis server each have their own.
+ */
+export const REDIS_SERVICES = ["gateway", "check-worker", "billing-ledger", "webhook-dispatcher"] as const;
+export type RedisService = (typeof REDIS_SERVICES)[number];
+
+/** Which queues each service sends to or takes from. */
+const QUEUES_OF: Record<RedisService, readonly QueueName[]> = {
+  // Sends to all three (lookups, chunks, settlements of cache-answered lookups, events);
+  // its operator-only queue dashboard shows them all.
+  gateway: [QUEUES.checks, QUEUES.settlements, QUEUES.webhooks],
+  "check-worker": [QUEUES.checks, QUEUES.settlements, QUEUES.webhooks],
+  "billing-ledger": [QUEUES.settlements, QUEUES.webhooks],
+  "webhook-dispatcher": [QUEUES.webhooks],
+};
+
+/**
+ * The commands every service may run: reads, writes, scripts (BullMQ is Lua),
+ * blocking pops, transactions, sharded pub/sub, connection set-up and the cluster
+ * map; none of the dangerous or administrative ones, except INFO, which BullMQ reads
+ * for the server's version, and the cluster topology reads ioredis needs.
+ */
+const COMMANDS = [
+  "-@all",
+  "+@read",
+  "+@write",
+  "+@scripting",
+  "+@blocking",
+  "+@transaction",
+  "+@pubsub",
+  "+@connection",
+  "-@dangerous",
+  "-@admin",
+  "-script|flush",
+  "-script|kill",
+  "-function",
+  "+info",
+  "+client|setname",
+  "+client|id",
+  "+cluster|slots",
+  "+cluster|shards",
+  "+cluster|nodes",
+  "+cluster|info",
+  "+readonly",
+  "+readwrite",
+].join(" ");
+
+/**
+ * The ACL rules (after the user's name) for `service` of the fleet whose keys start
+ * with `prefix` — a REDIS_PREFIX, or a glob of several (tests: `t:<run>:*`).
+ */
+export function redisAclRules(service: RedisService, prefix: string): string {
+  const keys = QUEUES_OF[service].map((q) => `~${queuePrefix(prefix, q)}:*`);
+  const channels: string[] = [];
+  const sources = `{${prefix}:sources}:*`;
+  if (service === "gateway") {
+    // Rate limits, sandbox windows, test-key sign-up, the daily e-mail guard; routes and breakers read only.
+    keys.push(`~${prefix}:rl:*`, `~{${prefix}:rl:*`, `~${prefix}:testkeys:*`, `~{${prefix}:enum:*`, `%R~${sources}`);
+    channels.push(`&${prefix}:completed:*`);
+  }
+  if (service === "check-worker") {
+    keys.push(`~${sources}`);
+    channels.push(`&${prefix}:completed:*`);
+  }
+  return ["resetkeys", "resetchannels", ...keys, ...channels, COMMANDS].join(" ");
+}
+
+/** The ACL user name of `service` in the fleet of `prefix`. */
+export function redisUserName(prefix: string, service: RedisService): string {
+  return `${prefix}-${service}`;
+}
+
+/** One line of an ACL file (`aclfile`): the user on, its password as a SHA-256 hash (never the password itself), its rules. */
+export function aclFileLine(service: RedisService, prefix: string, password: string): string {
+  const hash = createHash("sha256").update(password).digest("hex");
+  return `user ${redisUserName(prefix, service)} reset on #${hash} ${redisAclRules(service, prefix)}`;
+}
+
+/** The ACL SETUSER arguments that make the same user on a running server. */
+export function aclSetUserArgs(service: RedisService, prefix: string, password: string, name = redisUserName(prefix, service)): string[] {
+  const hash = createHash("sha256").update(password).digest("hex");
+  return ["SETUSER", name, "reset", "on", `#${hash}`, ...redisAclRules(service, prefix).split(" ")];
+}
