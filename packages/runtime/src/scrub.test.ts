@@ -24,6 +24,23 @@ describe("scrubText", () => {
     expect(scrubText(input)).toBe(output);
   });
 
+  it.each([
+    ["postgresql://svc:S3cretPw@postgres:5432/db", "postgresql://[redacted]@postgres:5432/db"],
+    ["connect to postgres://svc_gateway:pa%3Ass@10.0.0.5/svc failed", "connect to postgres://[redacted]@10.0.0.5/svc failed"],
+    ["redis://:OnlyAPassword@redis:6379", "redis://[redacted]@redis:6379"],
+    ["redis+cluster://svc-gateway:pw1@h1:7000,h2:7001", "redis+cluster://[redacted]@h1:7000,h2:7001"],
+    ["rediss://user:pw@cache.internal.example:6380/0", "rediss://[redacted]@cache.internal.example:6380/0"],
+  ])("scrubs the credentials of a URL whatever its host looks like: %s", (text, scrubbed) => {
+    expect(scrubText(text)).toBe(scrubbed);
+    expect(scrubValue(new Error(text))).toMatchObject({ message: scrubbed });
+  });
+
+  it("leaves URLs without credentials as they are", () => {
+    expect(scrubText("see https://docs.example.com/errors#x and redis://redis:6379 and postgresql://svc_gateway@db/x")).toBe(
+      "see https://docs.example.com/errors#x and redis://redis:6379 and postgresql://svc_gateway@db/x",
+    );
+  });
+
   it("scrubs every occurrence in one string", () => {
     const out = scrubText(`${LIVE_KEY} ${LIVE_KEY} a@example.org b@example.org +12025550101 +12025550102`);
     expect(out).toBe("svc_live_[redacted] svc_live_[redacted] [email] [email] [number] [number]");

@@ -4,11 +4,15 @@
  * shaped like a phone number are replaced before the line is written.
  */
 const PATTERNS: Array<[RegExp, string]> = [
+  // Credentials in any URL (postgresql://svc:pw@postgres:5432, redis+cluster://:pw@h:1,h:2),
+  // whatever the host looks like: before the e-mail pattern, which would take only some.
+  [/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@]*:[^\s/?#@]*@/gi, "$1[redacted]@"],
   [/svc_(test|live|agent)_[A-Za-z0-9]+/g, "svc_$1_[redacted]"],
   [/whsec_[A-Za-z0-9+/=]+/g, "whsec_[redacted]"],
   [/Bearer\s+\S+/gi, "Bearer [redacted]"],
   [/"[^"\n]{1,64}"@[^\s@"'<>(),;:]+\.[A-Za-z0-9-]+/g, "[email]"], // quoted local part: "john doe"@example.com
-  [/[^\s@"'<>(),;:]+@[^\s@"'<>(),;:]+\.[A-Za-z0-9-]+/g, "[email]"],
+  // No brackets in an unquoted local part: a URL's "[redacted]@host" above stays as it is.
+  [/[^\s@"'<>(),;:[\]]+@[^\s@"'<>(),;:]+\.[A-Za-z0-9-]+/g, "[email]"],
   // Seven or more digits, optionally separated (`+1 - 202 - 555 - 0100` too): phone
   // numbers (and, harmlessly, long digit runs).
   [/\+?\d(?:[\s().-]{0,3}\d){6,}/g, "[number]"],
