@@ -51,8 +51,8 @@ const adminRules = (hash) => ["reset", "on", `#${hash}`, "~*", "&*", "+@all"];
 const sha256 = (text) => createHash("sha256").update(text).digest("hex");
 
 if (!values.apply) {
+  // An ACL file has no comments: what it is and where it comes from is in docs/security.md.
   const lines = [
-    "# Written by scripts/redis-acl.mjs: each service's user (docs/security.md). Passwords are stored as SHA-256 hashes.",
     "user default off resetkeys resetchannels -@all",
     ...services.map(({ service, password }) => aclFileLine(service, prefix, password)),
     ...(admin ? [`user ${prefix}-admin ${adminRules(sha256(admin)).join(" ")}`] : []),

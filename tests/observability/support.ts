@@ -82,12 +82,16 @@ export async function until(what: string, check: () => Promise<boolean>, timeout
  */
 export class PrivateRedis {
   private child: ChildProcess | null = null;
-  constructor(readonly port: number) {}
+  /** `args`: more redis-server options (an `--aclfile`, say). */
+  constructor(
+    readonly port: number,
+    private readonly args: string[] = [],
+  ) {}
   get url(): string {
     return `redis://127.0.0.1:${this.port}`;
   }
   async start(): Promise<void> {
-    const child = spawn("redis-server", ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("redis-server", ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", ...this.args], { stdio: ["ignore", "pipe", "pipe"] });
     this.child = child;
     let out = "";
     await new Promise<void>((resolve, reject) => {
