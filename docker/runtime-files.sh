@@ -13,9 +13,12 @@ out="${1:?usage: docker/runtime-files.sh OUTPUT_DIR}"
 mkdir -p "$out/scripts" "$out/docker"
 
 # Root: the workspace manifest and lock (npm prune below needs both), the Prisma
-# schema and migrations, and what `node scripts/prisma.mjs migrate deploy` runs.
+# schema and migrations, what `node scripts/prisma.mjs migrate deploy` runs, the
+# database deploy around it (scripts/db-deploy.mjs: migrations, then each service's
+# login role) and the Redis ACL file writer (scripts/redis-acl.mjs); both of these
+# load the built packages (packages/*/dist) copied below.
 cp -a package.json package-lock.json prisma "$out/"
-cp -a scripts/prisma.mjs scripts/prisma-wasm-timers.cjs "$out/scripts/"
+cp -a scripts/prisma.mjs scripts/prisma-wasm-timers.cjs scripts/db-deploy.mjs scripts/redis-acl.mjs "$out/scripts/"
 cp -a docker/healthcheck.cjs "$out/docker/"
 # The Prisma CLI's configuration, compiled: the CLI reads prisma.config.mjs as well
 # as .ts, and the image ships no TypeScript. ES module output: as CommonJS the CLI's

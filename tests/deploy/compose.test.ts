@@ -1,8 +1,11 @@
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { parse } from "yaml";
+import { AdminEnv, loadAdminConfig } from "../../packages/admin/src/config";
 import { Env as LedgerEnv, loadServiceConfig as loadLedgerConfig } from "../../services/billing-ledger/src/config";
 import { CheckWorkerEnv, loadCheckWorkerConfig } from "../../services/check-worker/src/config";
 import { GatewayEnv, loadGatewayConfig } from "../../services/gateway/src/config";
@@ -12,18 +15,28 @@ import { DispatcherEnv, loadDispatcherConfig } from "../../services/webhook-disp
  * docker/compose.yaml as a first-class route: parsed (and, where Docker's compose
  * or Debian's docker-compose is installed, validated by it) and held to its
  * invariants: healthchecks, depends_on conditions, secrets only from the generated
- * env file, commands the image has, observability only in its profile, Prometheus
- * scraping each service's operations port as the code defaults it, one public port.
- * And scripts/compose-env.mjs, which writes that env file.
+ * env file and each container only its own, no superuser and no password-less
+ * Redis, every container hardened, commands the image has, observability only in
+ * its profile, Prometheus scraping each service's operations port as the code
+ * defaults it, one public port. And scripts/compose-env.mjs, which writes that env
+ * file.
  */
 const ROOT = path.resolve(__dirname, "..", "..");
 const DOCKER = path.join(ROOT, "docker");
 const COMPOSE_FILE = path.join(DOCKER, "compose.yaml");
 const ENV_SCRIPT = path.join(ROOT, "scripts", "compose-env.mjs");
 
-type Healthcheck = { test?: string[] | string; interval?: string; timeout?: string; retries?: number; start_period?: string };
+type Healthcheck = { test?: string[] | string; interval?: string; timeout?: string; retries?: number; start_period?: string; disable?: boolean };
 type Service = {
   image?: string;
+  user?: string;
+  read_only?: boolean;
+  tmpfs?: string[] | string;
+  cap_drop?: string[];
+  cap_add?: string[];
+  security_opt?: string[];
+  privileged?: boolean;
+  network_mode?: string;
   build?: { context: string; dockerfile: string };
   command?: string[];
   environment?: Record<string, string>;
@@ -60,8 +73,19 @@ const oneShot = new Set(
       .map(([name]) => name),
   ),
 );
-const longRunning = Object.keys(services).filter((name) => !oneShot.has(name));
+/** Run on demand (`compose run`), never by `up`. */
+const tools = new Set(Object.keys(services).filter((name) => services[name]!.profiles?.includes("tools")));
+const longRunning = Object.keys(services).filter((name) => !oneShot.has(name) && !tools.has(name));
 const observability = ["prometheus", "grafana"];
+const hasHealthcheck = (s: Service) => s.healthcheck !== undefined && s.healthcheck.disable !== true;
+
+/** What each service is called in the names of its own secrets and login roles. */
+const upper = (name: FleetName) => name.toUpperCase().replace(/-/g, "_");
+const pgRole = (name: FleetName) => `svc_${name.replace(/-/g, "_")}`;
+const redisUser = (name: FleetName) => `svc-${name}`;
+
+/** The `${NAME…}` variables a service's definition uses anywhere (environment, command, healthcheck). */
+const variablesOf = (s: Service) => [...new Set(strings(s).flatMap((v) => [...v.matchAll(/\$\{([A-Z0-9_]+)/g)].map((m) => m[1]!)))].sort();
 
 /** `${NAME:?message}` and `${NAME}` replaced from `vars`, as compose does; anything else is left for the test to refuse. */
 function interpolate(value: string, vars: Record<string, string>): string {
@@ -97,6 +121,15 @@ function runEnvScript(file: string, args: string[] = []) {
   });
 }
 
+/** A port nothing listens on right now. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
 const tmp = mkdtempSync(path.join(os.tmpdir(), "svc-compose-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
@@ -109,19 +142,54 @@ describe("scripts/compose-env.mjs", () => {
     expect(runEnvScript(b).status).toBe(0);
     const va = readEnvFile(a);
     const vb = readEnvFile(b);
-    expect(Object.keys(va).sort()).toEqual(["CACHE_HASH_SECRET", "DATA_ENCRYPTION_KEY", "GRAFANA_ADMIN_PASSWORD", "KEY_HASH_SECRET", "POSTGRES_PASSWORD"]);
+    const passwords = [
+      "POSTGRES_PASSWORD",
+      "POSTGRES_OWNER_PASSWORD",
+      ...FLEET_NAMES.map((n) => `${upper(n)}_DATABASE_PASSWORD`),
+      ...FLEET_NAMES.map((n) => `${upper(n)}_REDIS_PASSWORD`),
+      "ADMIN_REDIS_PASSWORD",
+    ];
+    expect(Object.keys(va).sort()).toEqual(
+      [...passwords, "CACHE_HASH_SECRET", "DATA_ENCRYPTION_KEY", "FLEET_MESSAGE_KEY", "GRAFANA_ADMIN_PASSWORD", "KEY_HASH_SECRET"].sort(),
+    );
     expect(va.KEY_HASH_SECRET).toMatch(/^[0-9a-f]{64}$/);
     expect(va.CACHE_HASH_SECRET).toMatch(/^[0-9a-f]{64}$/);
-    expect(va.KEY_HASH_SECRET).not.toBe(va.CACHE_HASH_SECRET);
-    expect(va.DATA_ENCRYPTION_KEY).toMatch(/^[A-Za-z0-9+/]{43}=$/);
-    expect(Buffer.from(va.DATA_ENCRYPTION_KEY!, "base64")).toHaveLength(32);
-    // It goes into DATABASE_URL unescaped.
-    expect(va.POSTGRES_PASSWORD).toMatch(/^[0-9a-f]{32,}$/);
+    for (const key of ["DATA_ENCRYPTION_KEY", "FLEET_MESSAGE_KEY"]) {
+      expect(va[key]).toMatch(/^[A-Za-z0-9+/]{43}=$/);
+      expect(Buffer.from(va[key]!, "base64")).toHaveLength(32);
+    }
+    // They go into DATABASE_URL and REDIS_URL unescaped.
+    for (const key of passwords) expect({ key, v: va[key] }).toEqual({ key, v: expect.stringMatching(/^[0-9a-f]{32,}$/) });
     expect(va.GRAFANA_ADMIN_PASSWORD).toMatch(/^[A-Za-z0-9_-]{20,}$/);
+    // Every secret its own value, and every file its own secrets.
+    expect(new Set(Object.values(va)).size).toBe(Object.keys(va).length);
     for (const name of Object.keys(va)) expect(vb[name]).not.toBe(va[name]);
     expect(statSync(a).mode & 0o777).toBe(0o600);
     // Names what it wrote, never a value.
     for (const value of Object.values(va)) expect(run.stdout + run.stderr).not.toContain(value);
+  });
+
+  it("makes an existing file readable by group or others 0600, without changing what it holds", () => {
+    const full = path.join(tmp, "loose.env");
+    expect(runEnvScript(full).status).toBe(0);
+    const before = readFileSync(full, "utf8");
+    chmodSync(full, 0o644);
+    const run = runEnvScript(full);
+    expect(run.status).toBe(0);
+    expect(statSync(full).mode & 0o777).toBe(0o600);
+    expect(readFileSync(full, "utf8")).toBe(before);
+    expect(run.stderr).toMatch(/now mode 0600/);
+
+    // A partial one, group-writable: completed and narrowed.
+    const partial = path.join(tmp, "loose-partial.env");
+    writeFileSync(partial, "KEY_HASH_SECRET=kept-value-kept-value-kept-value-kept\n", { mode: 0o660 });
+    chmodSync(partial, 0o660);
+    expect(runEnvScript(partial).status).toBe(0);
+    expect(statSync(partial).mode & 0o777).toBe(0o600);
+    expect(readEnvFile(partial).KEY_HASH_SECRET).toBe("kept-value-kept-value-kept-value-kept");
+
+    // Already 0600: nothing said about it.
+    expect(runEnvScript(full).stderr).not.toMatch(/mode/);
   });
 
   it("never overwrites an existing file; a secret it lacks is added, the others stay", () => {
@@ -167,11 +235,16 @@ describe("docker/compose.yaml", () => {
     expect(longRunning.sort()).toEqual([...FLEET_NAMES, "postgres", "redis", ...observability].sort());
     for (const name of longRunning) {
       const hc = services[name]!.healthcheck;
-      expect({ name, test: Array.isArray(hc?.test) && hc.test[0] === "CMD" && hc.test.length > 1 }).toEqual({ name, test: true });
+      expect({ name, test: Array.isArray(hc?.test) && hc.test[0] === "CMD" && hc.test.length > 1 && hc.disable !== true }).toEqual({ name, test: true });
       expect({ name, interval: hc?.interval, timeout: hc?.timeout }).toEqual({ name, interval: expect.stringMatching(/^\d+s$/), timeout: expect.stringMatching(/^\d+s$/) });
     }
-    expect([...oneShot]).toEqual(["migrate"]);
-    expect(services.migrate!.restart).toBe("no");
+    expect([...oneShot].sort()).toEqual(["migrate", "redis-acl"]);
+    expect([...tools]).toEqual(["admin"]);
+    for (const name of [...oneShot, ...tools]) {
+      expect(services[name]!.restart).toBe("no");
+      // The image's HEALTHCHECK asks a fleet service; a one-shot is none.
+      expect(services[name]!.healthcheck).toEqual({ disable: true });
+    }
   });
 
   it("the fleet's healthcheck is its /readyz on its operations port, the port the code defaults to", () => {
@@ -192,7 +265,7 @@ describe("docker/compose.yaml", () => {
         expect({ name, dep, ok: conditions.has(d.condition ?? "") }).toEqual({ name, dep, ok: true });
         expect(services[dep]).toBeDefined();
         // A dependency that can say it is healthy is waited for until it does.
-        if (services[dep]!.healthcheck) expect({ name, dep, condition: d.condition }).toEqual({ name, dep, condition: "service_healthy" });
+        if (hasHealthcheck(services[dep]!)) expect({ name, dep, condition: d.condition }).toEqual({ name, dep, condition: "service_healthy" });
         // The default profile never waits on the optional one.
         if (!services[name]!.profiles) expect(services[dep]!.profiles).toBeUndefined();
       }
@@ -205,7 +278,169 @@ describe("docker/compose.yaml", () => {
       });
     }
     expect(services.migrate!.depends_on).toEqual({ postgres: { condition: "service_healthy" } });
+    // Redis starts only once the ACL file it is told to load has been written.
+    expect(services.redis!.depends_on).toEqual({ "redis-acl": { condition: "service_completed_successfully" } });
+    expect(services["redis-acl"]!.depends_on).toBeUndefined();
   });
+
+  it("hardens every container: read-only root, a tmpfs /tmp, no capabilities, no-new-privileges, never root", () => {
+    for (const [name, s] of Object.entries(services)) {
+      const tmpfs = typeof s.tmpfs === "string" ? [s.tmpfs] : (s.tmpfs ?? []);
+      expect({ name, read_only: s.read_only, tmp: tmpfs.some((t) => t === "/tmp" || t.startsWith("/tmp:")) }).toEqual({ name, read_only: true, tmp: true });
+      expect({ name, cap_drop: s.cap_drop, cap_add: s.cap_add, privileged: s.privileged }).toEqual({ name, cap_drop: ["ALL"], cap_add: undefined, privileged: undefined });
+      expect({ name, security_opt: s.security_opt }).toEqual({ name, security_opt: expect.arrayContaining(["no-new-privileges:true"]) });
+      // The fleet's image runs as 10001 (docker/Dockerfile's USER); an override is a numeric non-root user.
+      if (s.user !== undefined) expect({ name, user: s.user }).toEqual({ name, user: expect.stringMatching(/^[1-9]\d*:[1-9]\d*$/) });
+      expect(s.network_mode === "host").toBe(false);
+    }
+    // Postgres and Redis as their images' own user: the entrypoints' chown and setuid
+    // steps (which need capabilities) are skipped.
+    expect(services.postgres!.user).toBe("999:999");
+    expect(services.redis!.user).toBe("999:999");
+    expect(services.postgres!.tmpfs).toEqual(expect.arrayContaining([expect.stringMatching(/^\/var\/run\/postgresql(:|$)/)]));
+  });
+
+  it("gives each container only its own credentials and the shared secrets it uses", () => {
+    const db = (n: FleetName) => `${upper(n)}_DATABASE_PASSWORD`;
+    const rd = (n: FleetName) => `${upper(n)}_REDIS_PASSWORD`;
+    const expected: Record<string, string[]> = {
+      postgres: ["POSTGRES_OWNER_PASSWORD", "POSTGRES_PASSWORD"],
+      redis: ["ADMIN_REDIS_PASSWORD"],
+      "redis-acl": ["ADMIN_REDIS_PASSWORD", ...FLEET_NAMES.map(rd)],
+      migrate: ["POSTGRES_OWNER_PASSWORD", ...FLEET_NAMES.map(db)],
+      gateway: [db("gateway"), rd("gateway"), "FLEET_MESSAGE_KEY", "KEY_HASH_SECRET", "CACHE_HASH_SECRET", "DATA_ENCRYPTION_KEY"],
+      "check-worker": [db("check-worker"), rd("check-worker"), "FLEET_MESSAGE_KEY", "CACHE_HASH_SECRET"],
+      "billing-ledger": [db("billing-ledger"), rd("billing-ledger"), "FLEET_MESSAGE_KEY"],
+      "webhook-dispatcher": [db("webhook-dispatcher"), rd("webhook-dispatcher"), "FLEET_MESSAGE_KEY", "DATA_ENCRYPTION_KEY"],
+      prometheus: [],
+      grafana: ["GRAFANA_ADMIN_PASSWORD"],
+      admin: ["KEY_HASH_SECRET", "POSTGRES_OWNER_PASSWORD"],
+    };
+    expect(Object.keys(services).sort()).toEqual(Object.keys(expected).sort());
+    for (const [name, s] of Object.entries(services)) expect({ name, secrets: variablesOf(s) }).toEqual({ name, secrets: [...expected[name]!].sort() });
+  });
+
+  it("no service or migration uses the Postgres superuser; each service logs in as its own role", () => {
+    const postgresUrls = Object.entries(services).flatMap(([name, s]) =>
+      Object.entries(s.environment ?? {})
+        .filter(([, v]) => /^postgres(ql)?:\/\//.test(String(v)))
+        .map(([key, v]) => ({ name, key, url: String(v) })),
+    );
+    const userOf = (url: string) => /^postgresql:\/\/([^:@/]+):\$\{([A-Z0-9_]+):\?[^}]+\}@postgres:5432\/svc_validate$/.exec(url);
+    for (const { name, key, url } of postgresUrls) {
+      expect({ name, key, form: userOf(url) !== null }).toEqual({ name, key, form: true });
+      expect({ name, key, user: userOf(url)![1] }).not.toEqual({ name, key, user: "postgres" });
+    }
+    for (const name of FLEET_NAMES) {
+      const m = userOf(services[name]!.environment!.DATABASE_URL!)!;
+      expect({ name, user: m[1], password: m[2] }).toEqual({ name, user: pgRole(name), password: `${upper(name)}_DATABASE_PASSWORD` });
+      // …and the migration sets that role's password from the very same URL.
+      expect(services.migrate!.environment![`${upper(name)}_DATABASE_URL`]).toBe(services[name]!.environment!.DATABASE_URL);
+    }
+    // The migration runs as the schema owner, which postgres-init creates with that password.
+    expect(userOf(services.migrate!.environment!.DATABASE_URL!)!.slice(1)).toEqual(["svc_owner", "POSTGRES_OWNER_PASSWORD"]);
+    expect(services.migrate!.environment!.HOME).toBe("/tmp");
+    expect(services.postgres!.environment!.POSTGRES_OWNER_PASSWORD).toMatch(/^\$\{POSTGRES_OWNER_PASSWORD:\?[^}]+\}$/);
+    expect(services.postgres!.volumes).toContain("./postgres-init:/docker-entrypoint-initdb.d:ro");
+    const init = readdirSync(path.join(DOCKER, "postgres-init"));
+    expect(init).toEqual(["10-svc-owner.sh"]);
+    const script = readFileSync(path.join(DOCKER, "postgres-init", "10-svc-owner.sh"), "utf8");
+    expect(script).toMatch(/ALTER ROLE svc_owner WITH LOGIN CREATEROLE NOSUPERUSER NOCREATEDB NOREPLICATION NOBYPASSRLS PASSWORD :'owner_password'/);
+    expect(script).toMatch(/ALTER DATABASE :"DBNAME" OWNER TO svc_owner/);
+    expect(script).toMatch(/\\getenv owner_password POSTGRES_OWNER_PASSWORD/);
+    // Postgres's healthcheck waits for TCP (the first start's initialisation listens on the socket only).
+    expect(services.postgres!.healthcheck?.test).toEqual(expect.arrayContaining(["pg_isready", "-h", "127.0.0.1"]));
+  });
+
+  it("Redis: every service is its own ACL user with a password; the ACL file comes from the one-shot; the default user must be refused", () => {
+    for (const name of FLEET_NAMES) {
+      const url = services[name]!.environment!.REDIS_URL!;
+      expect({ name, url }).toEqual({ name, url: `redis://${redisUser(name)}:\${${upper(name)}_REDIS_PASSWORD:?run npm run compose:up to generate docker/.env}@redis:6379` });
+    }
+    const acl = services["redis-acl"]!;
+    expect(acl.command?.slice(0, 2)).toEqual(["node", "scripts/redis-acl.mjs"]);
+    const out = acl.command![acl.command!.indexOf("--out") + 1]!;
+    const aclDir = path.posix.dirname(out);
+    expect(acl.volumes).toEqual([`redisacl:${aclDir}`]);
+    expect(acl.network_mode).toBe("none");
+    // It writes as Redis's user, so Redis can read a file only its owner may.
+    expect(acl.user).toBe(services.redis!.user);
+    const redis = services.redis!;
+    expect(redis.command?.[redis.command.indexOf("--aclfile") + 1]).toBe(out);
+    expect(redis.volumes).toContain(`redisacl:${aclDir}:ro`);
+    expect(redis.command).not.toContain("--requirepass");
+    expect(compose.volumes).toHaveProperty("redisacl");
+    // The image has that directory, owned by that user, so the new volume is theirs.
+    expect(readFileSync(path.join(DOCKER, "Dockerfile"), "utf8")).toContain(`install -d -o 999 -g 999 -m 0700 ${aclDir}`);
+    // The healthcheck authenticates (password from the environment, not the command line)…
+    const test = redis.healthcheck!.test as string[];
+    expect(test.slice(0, 3)).toEqual(["CMD", "sh", "-c"]);
+    expect(test[3]).toMatch(/redis-cli --no-auth-warning --user [a-z-]+ ping \| grep -qx PONG/);
+    expect(redis.environment).toEqual({ REDISCLI_AUTH: expect.stringMatching(/^\$\{ADMIN_REDIS_PASSWORD:\?[^}]+\}$/) });
+    // …and fails while a connection without one is answered.
+    expect(test[3]).toMatch(/! env -u REDISCLI_AUTH redis-cli ping 2>&1 \| grep -qx PONG$/);
+  });
+
+  it("the ACL file the one-shot writes has the users the services and the healthcheck log in as, and the default user off", () => {
+    const file = path.join(tmp, "acl.env");
+    expect(runEnvScript(file).status).toBe(0);
+    const vars = readEnvFile(file);
+    // The one-shot's command and environment, as compose would run it (stdout instead of --out).
+    const environment = Object.fromEntries(Object.entries(services["redis-acl"]!.environment ?? {}).map(([k, v]) => [k, interpolate(String(v), vars)]));
+    const run = spawnSync(process.execPath, [services["redis-acl"]!.command![1]!], { cwd: ROOT, encoding: "utf8", env: { PATH: process.env.PATH ?? "", ...environment } });
+    expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: "" });
+    // Redis refuses an ACL file with anything but `user` lines (a comment too), and then does not start.
+    for (const line of run.stdout.split("\n").filter((l) => l.trim() !== "")) expect(line).toMatch(/^user \S+ /);
+    const users = new Map(
+      run.stdout
+        .split("\n")
+        .filter((l) => l.startsWith("user "))
+        .map((l) => [l.split(" ")[1]!, l] as const),
+    );
+    expect(users.get("default")).toMatch(/^user default off\b/);
+    const sha = (v: string) => createHash("sha256").update(v).digest("hex");
+    for (const name of FLEET_NAMES) {
+      const [, user, password] = /^redis:\/\/([^:]+):([^@]+)@/.exec(interpolate(services[name]!.environment!.REDIS_URL!, vars))!;
+      expect({ name, line: users.get(user!) }).toEqual({ name, line: expect.stringMatching(new RegExp(`^user ${user} reset on #${sha(password!)} `)) });
+    }
+    const healthcheckUser = /--user ([a-z-]+)/.exec((services.redis!.healthcheck!.test as string[])[3]!)![1]!;
+    expect(users.get(healthcheckUser)).toMatch(new RegExp(`^user ${healthcheckUser} reset on #${sha(vars.ADMIN_REDIS_PASSWORD!)} `));
+    // Hashes only: no password is in the file.
+    for (const [key, value] of Object.entries(environment)) expect({ key, leaked: run.stdout.includes(value) }).toEqual({ key, leaked: false });
+  });
+
+  it("Redis's healthcheck passes only with the default user off and the operator's password right (a real redis-server)", async () => {
+    if (spawnSync("redis-server", ["--version"], { stdio: "ignore" }).status !== 0) return; // not installed here
+    const test = (services.redis!.healthcheck!.test as string[])[3]!;
+    const user = /--user ([a-z-]+)/.exec(test)![1]!;
+    const dir = mkdtempSync(path.join(tmp, "redis-"));
+    // redis-cli on this server's port: the command names none (in compose Redis is alone in its container).
+    writeFileSync(path.join(dir, "redis-cli"), `#!/bin/sh\nexec "${spawnSync("sh", ["-c", "command -v redis-cli"], { encoding: "utf8" }).stdout.trim()}" -p "$REDIS_TEST_PORT" "$@"\n`, { mode: 0o755 });
+    const password = "0123456789abcdef0123456789abcdef";
+    const sha = (v: string) => createHash("sha256").update(v).digest("hex");
+    const runWith = async (aclLines: string[], auth: string) => {
+      const port = await freePort();
+      const aclFile = path.join(dir, `users-${port}.acl`);
+      writeFileSync(aclFile, aclLines.join("\n") + "\n", { mode: 0o600 });
+      const server = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir, "--aclfile", aclFile], { stdio: "ignore" });
+      try {
+        const env = { PATH: `${dir}:${process.env.PATH ?? ""}`, REDIS_TEST_PORT: String(port), REDISCLI_AUTH: auth };
+        for (let i = 0; i < 50; i += 1) {
+          if (spawnSync("redis-cli", ["-p", String(port), "ping"], { encoding: "utf8" }).stdout.trim() !== "") break;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        return spawnSync("sh", ["-c", test], { env, encoding: "utf8" }).status;
+      } finally {
+        server.kill("SIGKILL");
+        await new Promise((r) => server.once("exit", r));
+      }
+    };
+    const operator = `user ${user} on #${sha(password)} ~* &* +@all`;
+    expect(await runWith(["user default off", operator], password)).toBe(0);
+    expect(await runWith(["user default off", operator], "wrong-password")).not.toBe(0);
+    // An ACL file that does not turn the default user off leaves it password-less: unhealthy.
+    expect(await runWith([operator], password)).not.toBe(0);
+  }, 30_000);
 
   it("has no hard-coded secret and no fallback value: secrets come from the env file or compose stops", () => {
     // ${X:-default} and ${X-default} would start a fleet on a value from this repository.
@@ -215,8 +450,9 @@ describe("docker/compose.yaml", () => {
       expect({ name, env_file: s.env_file }).toEqual({ name, env_file: undefined });
       for (const [key, value] of Object.entries(s.environment ?? {})) {
         const v = String(value);
-        if (/SECRET|_KEY$|PASSWORD|TOKEN/.test(key)) expect({ name, key, v }).toEqual({ name, key, v: expect.stringMatching(/^\$\{[A-Z0-9_]+:\?[^}]+\}$/) });
-        if (/^postgres(ql)?:\/\//.test(v)) expect({ name, key, v }).toEqual({ name, key, v: expect.stringMatching(/^postgresql:\/\/postgres:\$\{POSTGRES_PASSWORD:\?[^}]+\}@postgres:5432\//) });
+        if (/SECRET|_KEY$|PASSWORD|TOKEN|^REDISCLI_AUTH$/.test(key)) expect({ name, key, v }).toEqual({ name, key, v: expect.stringMatching(/^\$\{[A-Z0-9_]+:\?[^}]+\}$/) });
+        // A credential inside a URL comes from the env file too.
+        if (/^[a-z]+:\/\/[^/]*@/.test(v)) expect({ name, key, v }).toEqual({ name, key, v: expect.stringMatching(/^[a-z]+:\/\/[a-z_-]+:\$\{[A-Z0-9_]+:\?[^}]+\}@/) });
       }
     }
   });
@@ -237,15 +473,19 @@ describe("docker/compose.yaml", () => {
       for (const key of Object.keys(environment)) expect({ name, key, known: key in properties }).toEqual({ name, key, known: true });
       expect(() => FLEET[name].load(environment)).not.toThrow();
       expect(environment.NODE_ENV).toBe("production");
+      // The code listens on loopback unless told otherwise; Prometheus scrapes over the compose network.
+      expect({ name, host: environment.METRICS_HOST }).toEqual({ name, host: "0.0.0.0" });
+      // Every service signs or verifies the fleet's messages with the one key.
+      expect({ name, key: services[name]!.environment!.FLEET_MESSAGE_KEY }).toEqual({ name, key: expect.stringMatching(/^\$\{FLEET_MESSAGE_KEY:\?[^}]+\}$/) });
     }
-    expect([...requiredSomewhere].sort()).toEqual(["CACHE_HASH_SECRET", "DATA_ENCRYPTION_KEY", "KEY_HASH_SECRET"]);
+    expect([...requiredSomewhere]).toEqual(expect.arrayContaining(["CACHE_HASH_SECRET", "DATA_ENCRYPTION_KEY", "KEY_HASH_SECRET"]));
   });
 
   it("every fleet service runs the one image with a command the image has", () => {
     const dockerfile = readFileSync(path.join(DOCKER, "Dockerfile"), "utf8");
     const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(dockerfile)![1]!) as string[];
     const built = Object.entries(services).filter(([, s]) => s.build);
-    expect(built.map(([n]) => n).sort()).toEqual([...FLEET_NAMES, "migrate"].sort());
+    expect(built.map(([n]) => n).sort()).toEqual([...FLEET_NAMES, "admin", "migrate", "redis-acl"].sort());
     for (const [name, s] of built) {
       expect({ name, build: s.build, image: s.image }).toEqual({ name, build: { context: "..", dockerfile: "docker/Dockerfile" }, image: "svc-validate:local" });
     }
@@ -256,10 +496,13 @@ describe("docker/compose.yaml", () => {
       expect(command.at(-1)).toBe(`services/${name}/dist/main.js`);
       expect(existsSync(path.join(ROOT, command.at(-1)!))).toBe(true);
     }
-    expect(services.migrate!.command).toEqual(["node", "scripts/prisma.mjs", "migrate", "deploy"]);
+    expect(services.migrate!.command).toEqual(["node", "scripts/db-deploy.mjs"]);
+    expect(services["redis-acl"]!.command).toEqual(["node", "scripts/redis-acl.mjs", "--out", "/run/redis-acl/users.acl"]);
     // docker/runtime-files.sh puts these in the image (tests/deploy/docker.test.ts runs it).
     const assemble = readFileSync(path.join(DOCKER, "runtime-files.sh"), "utf8");
     expect(assemble).toMatch(/scripts\/prisma\.mjs/);
+    expect(assemble).toMatch(/scripts\/db-deploy\.mjs/);
+    expect(assemble).toMatch(/scripts\/redis-acl\.mjs/);
     expect(assemble).toMatch(/for dir in packages\/\* services\/\*/);
   });
 
@@ -272,10 +515,24 @@ describe("docker/compose.yaml", () => {
     ]);
   });
 
-  it("Prometheus and Grafana are only in the observability profile", () => {
+  it("Prometheus and Grafana are only in the observability profile, the admin CLI only in tools", () => {
     for (const [name, s] of Object.entries(services)) {
-      expect({ name, profiles: s.profiles }).toEqual({ name, profiles: observability.includes(name) ? ["observability"] : undefined });
+      expect({ name, profiles: s.profiles }).toEqual({ name, profiles: observability.includes(name) ? ["observability"] : name === "admin" ? ["tools"] : undefined });
     }
+  });
+
+  it("the admin CLI runs as the schema owner with the gateway's key hash secret, and the settings its configuration reads", () => {
+    const file = path.join(tmp, "admin.env");
+    expect(runEnvScript(file).status).toBe(0);
+    const vars = readEnvFile(file);
+    const admin = services.admin!;
+    expect(admin.command).toEqual(["node", "packages/admin/dist/cli.js"]);
+    expect(admin.environment?.DATABASE_URL).toBe(services.migrate!.environment!.DATABASE_URL);
+    expect(admin.environment?.KEY_HASH_SECRET).toBe(services.gateway!.environment!.KEY_HASH_SECRET);
+    const environment = Object.fromEntries(Object.entries(admin.environment ?? {}).map(([k, v]) => [k, interpolate(String(v), vars)]));
+    const properties = AdminEnv.properties as Record<string, unknown>;
+    for (const key of Object.keys(environment)) expect({ key, known: key in properties }).toEqual({ key, known: true });
+    expect(() => loadAdminConfig(environment)).not.toThrow();
   });
 
   it("Prometheus scrapes every service's operations port, as the code defaults it", () => {
@@ -338,7 +595,7 @@ describe("docker/compose.yaml", () => {
 
     const valid = run(file, ["config", "-q"]);
     expect({ status: valid.status, stderr: valid.stderr }).toEqual({ status: 0, stderr: expect.any(String) });
-    const withProfile = run(file, ["--profile", "observability", "config", "--services"]);
+    const withProfile = run(file, ["--profile", "observability", "--profile", "tools", "config", "--services"]);
     expect(withProfile.status).toBe(0);
     expect(withProfile.stdout.split("\n").filter(Boolean).sort()).toEqual([...Object.keys(services)].sort());
 
@@ -346,7 +603,7 @@ describe("docker/compose.yaml", () => {
     writeFileSync(empty, "");
     const refused = run(empty, ["config", "-q"]);
     expect(refused.status).not.toBe(0);
-    expect(refused.stderr).toMatch(/POSTGRES_PASSWORD|KEY_HASH_SECRET|CACHE_HASH_SECRET|DATA_ENCRYPTION_KEY|GRAFANA_ADMIN_PASSWORD/);
+    expect(refused.stderr).toMatch(new RegExp(Object.keys(readEnvFile(file)).join("|")));
     expect(refused.stderr).toMatch(/npm run compose:up/);
   });
 });

@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -8,11 +9,13 @@ import { createTestEnv, serviceEnv, type TestEnv } from "../support/env";
 
 /**
  * The image without a Docker engine: docker/Dockerfile's instructions are held to
- * what the issue asks (init process, healthcheck, numeric user, a runtime stage that
- * copies nothing but the assembled output), and docker/runtime-files.sh, the step
- * that assembles that output, is run for real on this built checkout. The tree it
- * produces must hold no TypeScript, tests or devDependencies, and every service
- * must start from it, answer its healthcheck, and the migration CLI must run.
+ * what the issue asks (a pinned base and tini, init process, healthcheck, numeric
+ * user, a runtime stage that copies nothing but the assembled output), and
+ * docker/runtime-files.sh, the step that assembles that output, is run for real on
+ * this built checkout. The tree it produces must hold no TypeScript, tests or
+ * devDependencies, and every service must start from it and answer its
+ * healthcheck, which must accept no other service's answer; the migration CLI
+ * must run.
  */
 const ROOT = path.resolve(__dirname, "..", "..");
 const SERVICES = ["gateway", "check-worker", "billing-ledger", "webhook-dispatcher"] as const;
@@ -73,9 +76,31 @@ describe("docker/Dockerfile", () => {
     expect(assembled).toBeGreaterThan(built);
   });
 
-  it("runs under tini as PID 1, installed in the runtime stage", () => {
+  it("pins its base image to a supported Node LTS by exact version and digest, and keeps it overridable", () => {
+    const arg = instructions.find((i) => i.op === "ARG" && i.stage === -1 && i.args.startsWith("NODE_IMAGE="));
+    const m = /^NODE_IMAGE=node:(\d+)\.\d+\.\d+-bookworm-slim@sha256:[0-9a-f]{64}$/.exec(arg?.args ?? "");
+    expect({ arg: arg?.args, pinned: m !== null }).toEqual({ arg: arg?.args, pinned: true });
+    const major = Number(m![1]);
+    // LTS lines are the even majors; 20 left support in April 2026.
+    expect(major % 2).toBe(0);
+    expect(major).toBeGreaterThanOrEqual(22);
+    // …and at least what the packages built into the image declare (the API reference's @scalar/*: >=22).
+    const scalar = path.join(ROOT, "node_modules", "@scalar");
+    for (const name of readdirSync(scalar)) {
+      const engines = (JSON.parse(readFileSync(path.join(scalar, name, "package.json"), "utf8")) as { engines?: { node?: string } }).engines?.node;
+      const least = /^>=\s*(\d+)/.exec(engines ?? "");
+      if (least) expect({ name, enough: major >= Number(least[1]) }).toEqual({ name, enough: true });
+    }
+    // Every stage is built from that argument: tests and other bases pass --build-arg NODE_IMAGE.
+    for (const from of instructions.filter((i) => i.op === "FROM")) expect(from.args.split(/\s+/)[0]).toBe("${NODE_IMAGE}");
+  });
+
+  it("runs under tini as PID 1, installed in the runtime stage at a pinned Debian version", () => {
     expect(execForm(runtime.find((i) => i.op === "ENTRYPOINT"))).toEqual(["/usr/bin/tini", "--"]);
-    expect(runtime.some((i) => i.op === "RUN" && /apt-get install\b.*\btini\b/.test(i.args))).toBe(true);
+    const version = instructions.find((i) => i.op === "ARG" && i.stage === -1 && i.args.startsWith("TINI_VERSION="));
+    expect(version?.args).toMatch(/^TINI_VERSION=\d+\.\d+\.\d+-\d+(\+b\d+)?$/);
+    expect(runtime.some((i) => i.op === "ARG" && i.args === "TINI_VERSION")).toBe(true);
+    expect(runtime.some((i) => i.op === "RUN" && /apt-get install\b.*"tini=\$\{TINI_VERSION\}"/.test(i.args))).toBe(true);
   });
 
   it("has a HEALTHCHECK running docker/healthcheck.cjs, which the runtime tree contains", () => {
@@ -102,6 +127,41 @@ describe("docker/Dockerfile", () => {
     expect(compose.services.gateway?.command).toEqual(cmd);
   });
 });
+
+type HealthcheckModule = {
+  DEFAULT_PORTS: Record<string, number>;
+  serviceOfCommand(args: string[]): string | null;
+};
+
+describe("docker/healthcheck.cjs: which service it checks", () => {
+  const hc = require(path.join(ROOT, "docker", "healthcheck.cjs")) as HealthcheckModule;
+
+  it("knows each service's default operations port, as the code defaults it", () => {
+    expect(hc.DEFAULT_PORTS).toEqual({ gateway: 9464, "check-worker": 9465, "billing-ledger": 9466, "webhook-dispatcher": 9467 });
+  });
+
+  it("reads the service from PID 1's command line (tini, then node and the service's entry point)", () => {
+    expect(hc.serviceOfCommand(["/usr/bin/tini", "--", "node", "--v8-pool-size=1", "services/gateway/dist/main.js"])).toBe("gateway");
+    for (const name of SERVICES) expect(hc.serviceOfCommand(["/usr/bin/tini", "--", "node", `/app/services/${name}/dist/main.js`])).toBe(name);
+    expect(hc.serviceOfCommand(["sh", "-c", "exec node services/billing-ledger/dist/main.js"])).toBe("billing-ledger");
+    // No service, an unknown one, or two: it cannot tell.
+    expect(hc.serviceOfCommand(["/usr/bin/tini", "--", "node", "scripts/db-deploy.mjs"])).toBeNull();
+    expect(hc.serviceOfCommand(["node", "services/other/dist/main.js"])).toBeNull();
+    expect(hc.serviceOfCommand(["node", "services/gateway/dist/main.js", "services/check-worker/dist/main.js"])).toBeNull();
+    expect(hc.serviceOfCommand(["node", "services/gateway/dist/main.js.bak"])).toBeNull();
+  });
+});
+
+/** Runs `docker/healthcheck.cjs` from `cwd` with only `env` (and PATH); its exit code and what it printed. */
+function runHealthcheck(cwd: string, env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const hc = spawn(process.execPath, ["docker/healthcheck.cjs"], { cwd, env: { PATH: process.env.PATH ?? "", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    hc.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    hc.stderr.on("data", (d: Buffer) => (out += d.toString()));
+    hc.on("close", (code) => resolve({ code, out }));
+  });
+}
 
 /** A port nothing listens on right now. */
 async function freePort(): Promise<number> {
@@ -240,22 +300,33 @@ describe("docker/runtime-files.sh: the runtime stage's tree", () => {
     });
     const running = await Promise.all(started);
 
-    const healthcheck = (port: string) =>
-      new Promise<number | null>((resolve) => {
-        const hc = spawn(process.execPath, ["docker/healthcheck.cjs"], { cwd: tree, env: { PATH: process.env.PATH ?? "", METRICS_PORT: port }, stdio: "ignore" });
-        hc.on("exit", (code) => resolve(code));
-      });
+    // This test's PID 1 runs no service, so the check is told which one it is for.
+    const healthcheck = (env: Record<string, string>) => runHealthcheck(tree, env);
     for (const { name } of running) {
       // Ready once consuming/listening; the probe may trail the log line by a moment.
-      let code: number | null = null;
-      for (let attempt = 0; attempt < 20 && code !== 0; attempt += 1) {
-        code = await healthcheck(String(ports.get(name)));
-        if (code !== 0) await new Promise((r) => setTimeout(r, 250));
+      let result = { code: null as number | null, out: "" };
+      for (let attempt = 0; attempt < 20 && result.code !== 0; attempt += 1) {
+        result = await healthcheck({ HEALTHCHECK_SERVICE: name, METRICS_PORT: String(ports.get(name)) });
+        if (result.code !== 0) await new Promise((r) => setTimeout(r, 250));
       }
-      expect({ name, code }).toEqual({ name, code: 0 });
+      expect({ name, ...result }).toEqual({ name, code: 0, out: "" });
     }
+    // Another service answering ready on the port probed is not this one being healthy.
+    for (const [i, { name }] of running.entries()) {
+      const other = running[(i + 1) % running.length]!.name;
+      const result = await healthcheck({ HEALTHCHECK_SERVICE: name, METRICS_PORT: String(ports.get(other)) });
+      expect({ name, other, ...result }).toEqual({ name, other, code: 1, out: expect.stringContaining(`answered by ${other}, not by ${name}`) });
+    }
+    // Something that is no fleet service answering 200: unhealthy.
+    const impostor = createHttpServer((_req, res) => res.writeHead(200, { "Content-Type": "application/json" }).end('{"status":"ready"}'));
+    await new Promise<void>((resolve) => impostor.listen(0, "127.0.0.1", resolve));
+    const impostorPort = String((impostor.address() as { port: number }).port);
+    expect(await healthcheck({ HEALTHCHECK_SERVICE: "gateway", METRICS_PORT: impostorPort })).toEqual({ code: 1, out: expect.stringMatching(/not a fleet service/) });
+    impostor.close();
     // Nothing listening there: unhealthy.
-    expect(await healthcheck(String(await freePort()))).toBe(1);
+    expect((await healthcheck({ HEALTHCHECK_SERVICE: "gateway", METRICS_PORT: String(await freePort()) })).code).toBe(1);
+    // Not told, and this PID 1 names no service: it says so rather than guessing.
+    expect(await healthcheck({ METRICS_PORT: String(ports.get("gateway")) })).toEqual({ code: 1, out: expect.stringMatching(/cannot tell which service/) });
 
     const exits = await Promise.all(
       running.map(({ child }) => {
@@ -266,4 +337,51 @@ describe("docker/runtime-files.sh: the runtime stage's tree", () => {
     );
     expect(exits).toEqual([0, 0, 0, 0]);
   }, 120_000);
+
+  // As in a container: PID 1's command names the service, METRICS_PORT is not set,
+  // and the network may hold other services' ports (host networking). A PID and
+  // network namespace of its own (root or user namespaces needed; skipped without).
+  it("in a container, checks the service PID 1 runs, on that service's port only, and refuses another service's answer", () => {
+    const isolate = ["--net", "--pid", "--fork", "--mount-proc"];
+    if (spawnSync("unshare", [...isolate, "true"], { stdio: "ignore" }).status !== 0) return;
+    const harness = path.join(tree, "..", `${path.basename(tree)}-pid1.cjs`);
+    writeFileSync(
+      harness,
+      `// PID 1 of its own namespaces; its command line names the service (argv[3]).
+const { execFileSync, execFile } = require("node:child_process");
+const path = require("node:path");
+const [tree, , layout] = process.argv.slice(2);
+execFileSync("ip", ["link", "set", "lo", "up"]);
+const { startOpsServer } = require(path.join(tree, "packages/telemetry/dist/index.js"));
+const source = { metrics: async () => ({ contentType: "text/plain", body: "" }), readiness: async () => ({ ready: true, checks: {} }) };
+(async () => {
+  for (const { port, service } of JSON.parse(layout)) await startOpsServer({ port, host: "127.0.0.1", service, source, draining: () => false });
+  // Asynchronously: the ops servers above answer from this process's event loop.
+  execFile(process.execPath, [path.join(tree, "docker/healthcheck.cjs")], { env: { PATH: process.env.PATH } }, (err, stdout, stderr) => {
+    process.stdout.write(JSON.stringify({ code: err ? err.code : 0, out: stdout + stderr }));
+    process.exit(0);
+  });
+})();
+`,
+    );
+    try {
+      /** The healthcheck's answer in a container running `service`, where `layout` answers ready. */
+      const inContainer = (service: ServiceName, layout: Array<{ port: number; service: ServiceName }>) => {
+        const r = spawnSync("unshare", [...isolate, process.execPath, harness, tree, `services/${service}/dist/main.js`, JSON.stringify(layout)], { encoding: "utf8", timeout: 20_000 });
+        if (r.status !== 0) throw new Error(`harness failed (${r.status}): ${r.stdout}${r.stderr}`);
+        return JSON.parse(r.stdout) as { code: number; out: string };
+      };
+      expect(inContainer("gateway", [{ port: 9464, service: "gateway" }])).toEqual({ code: 0, out: "" });
+      expect(inContainer("check-worker", [{ port: 9464, service: "gateway" }, { port: 9465, service: "check-worker" }])).toEqual({ code: 0, out: "" });
+      // Another fleet's check-worker holds the gateway's port: not the gateway being healthy.
+      expect(inContainer("gateway", [{ port: 9464, service: "check-worker" }])).toEqual({ code: 1, out: expect.stringContaining("answered by check-worker, not by gateway") });
+      // Nothing on the gateway's port: unhealthy, however ready the neighbours' ports are.
+      expect(inContainer("gateway", [9465, 9466, 9467].map((port, i) => ({ port, service: SERVICES[i + 1]! })))).toEqual({
+        code: 1,
+        out: expect.stringContaining("nothing answers on 127.0.0.1:9464"),
+      });
+    } finally {
+      rmSync(harness, { force: true });
+    }
+  }, 60_000);
 });

@@ -1,5 +1,7 @@
+import { readFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { dirname, join, resolve as resolvePath } from "node:path";
 import { exposition } from "./registry";
 import type { Readiness } from "./readiness";
 
@@ -20,8 +22,44 @@ export function localSource(readiness: () => Promise<Readiness>): OpsSource {
   return { metrics: exposition, readiness };
 }
 
-function reply(res: ServerResponse, status: number, contentType: string, body: string, head: boolean): void {
-  res.writeHead(status, { "Content-Type": contentType, "Cache-Control": "no-store", "Content-Length": Buffer.byteLength(body) });
+/**
+ * The header every answer of the operations port carries, naming the service that
+ * gave it. A probe that reaches a port cannot otherwise tell whose it is: under host
+ * networking (or a port mapped by mistake) another service's /readyz may answer,
+ * and its 200 says nothing about this one (docker/healthcheck.cjs refuses it).
+ */
+export const SERVICE_HEADER = "Svc-Service";
+
+/**
+ * The service this process runs, from its entry point: the workspace package that
+ * holds it (services/gateway/dist/main.js → @svc/gateway → "gateway"). Null when
+ * the nearest package.json is not one of this repository's (@svc/…): a REPL, a
+ * test runner.
+ */
+export function entryService(entry = require.main?.filename ?? process.argv[1]): string | null {
+  if (!entry) return null;
+  let dir = dirname(resolvePath(entry));
+  for (let i = 0; i < 5; i += 1) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { name?: unknown };
+      if (typeof pkg.name === "string") return /^@svc\/([a-z0-9-]+)$/.exec(pkg.name)?.[1] ?? null;
+    } catch {
+      // not here: look one level up
+    }
+    const up = dirname(dir);
+    if (up === dir) break;
+    dir = up;
+  }
+  return null;
+}
+
+function replyAs(res: ServerResponse, status: number, contentType: string, body: string, head: boolean, service: string | null): void {
+  res.writeHead(status, {
+    "Content-Type": contentType,
+    "Cache-Control": "no-store",
+    "Content-Length": Buffer.byteLength(body),
+    ...(service ? { [SERVICE_HEADER]: service } : {}),
+  });
   res.end(head ? undefined : body);
 }
 
@@ -30,10 +68,13 @@ function reply(res: ServerResponse, status: number, contentType: string, body: s
  * Service): GET /metrics (Prometheus text), /livez (200 while the event loop
  * turns: answering at all is the proof), /readyz (200 when every readiness check
  * passes and the service is not draining, else 503 with which check failed).
- * Nothing else; no request body is ever read.
+ * Nothing else; no request body is ever read. Every answer names the service in
+ * the Svc-Service header (`service`, or the package of the process's entry point).
  */
-export async function startOpsServer(options: { port: number; host: string; source: OpsSource; draining: () => boolean }): Promise<OpsServer> {
+export async function startOpsServer(options: { port: number; host: string; source: OpsSource; draining: () => boolean; service?: string }): Promise<OpsServer> {
   const { source, draining } = options;
+  const service = options.service ?? entryService();
+  const reply = (res: ServerResponse, status: number, contentType: string, body: string, head: boolean) => replyAs(res, status, contentType, body, head, service);
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const head = req.method === "HEAD";
     if (req.method !== "GET" && !head) return reply(res, 405, "text/plain; charset=utf-8", "method not allowed\n", false);
