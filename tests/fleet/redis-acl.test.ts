@@ -6,7 +6,11 @@ import path from "node:path";
 import { createRedis, queuePrefix, QUEUES, waitForRedis, type RedisClient } from "@svc/queues";
 import { routesKey } from "@svc/sources";
 import type { ServiceName } from "@svc/store";
+import request from "supertest";
+import { createStore } from "@svc/store";
 import { createTestEnv, serviceRedisUrl, type TestEnv } from "../support/env";
+import { accountWithKey, bearer } from "../support/fixtures";
+import { startService } from "../support/fleet";
 import { freePort, PrivateRedis } from "../observability/support";
 
 /**
@@ -92,6 +96,25 @@ describe("queues and channels per service", () => {
     expect(await attempt(() => worker.set(routesKey(env.redisPrefix, "acl-probe"), "[]", "PX", 1000))).toBe("allowed");
     expect(await attempt(() => worker.set(`${env.redisPrefix}:rl:key:acl-probe`, "0"))).toBe("refused");
     expect(await attempt(() => worker.spublish(channel(), "x"))).toBe("allowed");
+  });
+});
+
+describe("the services' own scripts, as their users", () => {
+  it("the gateway's per-key limiter answers 429 past the burst (its script calls TIME: were it refused, the limiter would let everything through)", async () => {
+    const store = createStore({ databaseUrl: env.databaseUrl });
+    const gateway = await startService("gateway", env, { PORT: "0" });
+    try {
+      const { key } = await accountWithKey(store, env.keyHashSecret);
+      const statuses = await Promise.all(
+        Array.from({ length: 40 }, () => request(gateway.url).post("/v1/lookup").set(bearer(key)).send({ numbers: ["+12025550101"], checks: ["spam"] }).then((r) => r.status)),
+      );
+      expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
+      expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(0);
+      expect(gateway.output()).not.toMatch(/rate limiter unavailable|NOPERM|can't run this command/);
+    } finally {
+      await gateway.stop();
+      await store.close();
+    }
   });
 });
 

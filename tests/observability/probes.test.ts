@@ -1,4 +1,6 @@
 import { spawnSync } from "node:child_process";
+import net from "node:net";
+import os from "node:os";
 import path from "node:path";
 import request from "supertest";
 import { createStore, type Store } from "@svc/store";
@@ -157,4 +159,34 @@ describe("the operations port's configuration", () => {
     const head = await fetch(`http://127.0.0.1:${ops}/livez`, { method: "HEAD" });
     expect([head.status, await head.text()]).toEqual([200, ""]);
   }, 30_000);
+});
+
+describe("where the operations port listens", () => {
+  /** An address of this machine that is not loopback: what another host (or pod) would connect to. */
+  const outward = () => {
+    const address = Object.values(os.networkInterfaces())
+      .flat()
+      .find((a) => a && !a.internal && a.family === "IPv4")?.address;
+    if (!address) throw new Error("this machine has no non-loopback IPv4 address to test with");
+    return address;
+  };
+  const reachable = (host: string, port: number) =>
+    new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, host, () => {
+        socket.end();
+        resolve(true);
+      });
+      socket.on("error", () => resolve(false));
+    });
+
+  it("is loopback only unless METRICS_HOST says otherwise (it has no authentication, and /metrics shows money totals)", async () => {
+    const closed = await freePort();
+    running.push(await startService("billing-ledger", env, { METRICS_PORT: String(closed) }));
+    expect((await probe(closed, "/livez")).status).toBe(200);
+    expect(await reachable(outward(), closed)).toBe(false);
+    // The deployments' setting (behind their network rules) opens it: the check above can fail.
+    const open = await freePort();
+    running.push(await startService("billing-ledger", env, { METRICS_PORT: String(open), METRICS_HOST: "0.0.0.0" }));
+    expect(await reachable(outward(), open)).toBe(true);
+  });
 });

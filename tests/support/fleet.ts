@@ -66,7 +66,22 @@ export async function startService(name: ServiceName, env: TestEnv, extra: Recor
     exited,
     async stop(signal = "SIGTERM") {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      return exited;
+      const code = await exited;
+      assertNoPrivilegeRefused(name, out);
+      return code;
     },
   };
+}
+
+/**
+ * Services run as their own database role and Redis user: a statement or command their
+ * grants do not cover fails, and some such failures are only logged (a rate limiter that
+ * lets requests through, a sweep retried later). Any of them in a service's output fails
+ * the test that ran it.
+ */
+const REFUSED = /NOPERM|can't run this command|permission denied for|must be owner of/;
+
+function assertNoPrivilegeRefused(name: ServiceName, output: string): void {
+  const lines = output.split("\n").filter((line) => REFUSED.test(line));
+  if (lines.length > 0) throw new Error(`${name} was refused something its role or Redis user should allow:\n${lines.slice(0, 5).join("\n")}`);
 }

@@ -27,20 +27,16 @@ const QUEUES_OF: Record<RedisService, readonly QueueName[]> = {
 };
 
 /**
- * The commands every service may run: reads, writes, scripts (BullMQ is Lua),
- * blocking pops, transactions, sharded pub/sub, connection set-up and the cluster
- * map; none of the dangerous or administrative ones, except INFO, which BullMQ reads
- * for the server's version, and the cluster topology reads ioredis needs.
+ * The commands every service may run: every command but the dangerous and
+ * administrative ones (FLUSHALL, KEYS, CONFIG, ACL, MONITOR, DEBUG, SHUTDOWN, CLIENT
+ * LIST/KILL, ...), and not SCRIPT FLUSH/KILL or FUNCTION; INFO (BullMQ reads the
+ * server's version) and the cluster topology reads ioredis needs are given back.
+ * Not a list of categories to allow: a script's command outside them (the rate
+ * limiter's TIME, say) would fail, and the limiter lets requests through when Redis
+ * fails — quietly unlimited. Keys and channels are what the patterns narrow.
  */
 const COMMANDS = [
-  "-@all",
-  "+@read",
-  "+@write",
-  "+@scripting",
-  "+@blocking",
-  "+@transaction",
-  "+@pubsub",
-  "+@connection",
+  "+@all",
   "-@dangerous",
   "-@admin",
   "-script|flush",
