@@ -541,3 +541,14 @@ INSERT INTO "check_prices" ("check_code", "mode", "unit_price_micros") VALUES
   ('carrier', 'live', 1000), ('carrier', 'agent', 1000), ('carrier', 'test', 0),
   ('signal.registered', 'live', 4000), ('signal.registered', 'agent', 4000), ('signal.registered', 'test', 0),
   ('email', 'live', 3000), ('email', 'agent', 3000), ('email', 'test', 0);
+
+-- Marks this migration's own _prisma_migrations row finished inside the migration's
+-- transaction: if the script commits, so does its record, even when `migrate deploy`
+-- is killed right after. scripts/prisma.mjs relies on it to retry an interrupted run
+-- (docs/operations.md, "Rolling out a migration"). No-op where the table is absent.
+DO $$ BEGIN
+  IF to_regclass('_prisma_migrations') IS NOT NULL THEN
+    UPDATE "_prisma_migrations" SET "finished_at" = now()
+    WHERE "migration_name" = '20261121000000_init' AND "finished_at" IS NULL AND "rolled_back_at" IS NULL;
+  END IF;
+END $$;

@@ -32,3 +32,14 @@ CREATE TRIGGER "account_check_settings_notify_cache" AFTER INSERT OR UPDATE OR D
 
 CREATE TRIGGER "check_prices_notify_cache" AFTER INSERT OR UPDATE OR DELETE ON "check_prices"
   FOR EACH STATEMENT EXECUTE FUNCTION "svc_notify_cache"();
+
+-- Marks this migration's own _prisma_migrations row finished inside the migration's
+-- transaction: if the script commits, so does its record, even when `migrate deploy`
+-- is killed right after. scripts/prisma.mjs relies on it to retry an interrupted run
+-- (docs/operations.md, "Rolling out a migration"). No-op where the table is absent.
+DO $$ BEGIN
+  IF to_regclass('_prisma_migrations') IS NOT NULL THEN
+    UPDATE "_prisma_migrations" SET "finished_at" = now()
+    WHERE "migration_name" = '20261121010000_cache_invalidation' AND "finished_at" IS NULL AND "rolled_back_at" IS NULL;
+  END IF;
+END $$;

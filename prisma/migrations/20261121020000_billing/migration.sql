@@ -23,3 +23,14 @@ CREATE TRIGGER "api_keys_notify_cache" AFTER UPDATE OF "key_hash", "mode", "is_s
 
 ALTER TABLE "accounts" ADD CONSTRAINT "accounts_day_counters_non_negative" CHECK ("day_identifiers" >= 0 AND "day_spend_micros" >= 0);
 ALTER TABLE "api_keys" ADD CONSTRAINT "api_keys_day_spend_non_negative" CHECK ("day_spend_micros" >= 0);
+
+-- Marks this migration's own _prisma_migrations row finished inside the migration's
+-- transaction: if the script commits, so does its record, even when `migrate deploy`
+-- is killed right after. scripts/prisma.mjs relies on it to retry an interrupted run
+-- (docs/operations.md, "Rolling out a migration"). No-op where the table is absent.
+DO $$ BEGIN
+  IF to_regclass('_prisma_migrations') IS NOT NULL THEN
+    UPDATE "_prisma_migrations" SET "finished_at" = now()
+    WHERE "migration_name" = '20261121020000_billing' AND "finished_at" IS NULL AND "rolled_back_at" IS NULL;
+  END IF;
+END $$;

@@ -38,3 +38,14 @@ ALTER TABLE "test_key_requests"
   ADD COLUMN "cap_address" TEXT GENERATED ALWAYS AS ("svc_test_key_cap_address"("email")) STORED;
 
 CREATE INDEX "test_key_requests_cap_address_created_at_idx" ON "test_key_requests"("cap_address", "created_at");
+
+-- Marks this migration's own _prisma_migrations row finished inside the migration's
+-- transaction: if the script commits, so does its record, even when `migrate deploy`
+-- is killed right after. scripts/prisma.mjs relies on it to retry an interrupted run
+-- (docs/operations.md, "Rolling out a migration"). No-op where the table is absent.
+DO $$ BEGIN
+  IF to_regclass('_prisma_migrations') IS NOT NULL THEN
+    UPDATE "_prisma_migrations" SET "finished_at" = now()
+    WHERE "migration_name" = '20261122110000_test_key_cap_address' AND "finished_at" IS NULL AND "rolled_back_at" IS NULL;
+  END IF;
+END $$;

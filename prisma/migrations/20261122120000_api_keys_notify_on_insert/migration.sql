@@ -8,3 +8,14 @@
 
 CREATE TRIGGER "api_keys_notify_cache_insert" AFTER INSERT ON "api_keys"
   FOR EACH ROW EXECUTE FUNCTION "svc_notify_cache"();
+
+-- Marks this migration's own _prisma_migrations row finished inside the migration's
+-- transaction: if the script commits, so does its record, even when `migrate deploy`
+-- is killed right after. scripts/prisma.mjs relies on it to retry an interrupted run
+-- (docs/operations.md, "Rolling out a migration"). No-op where the table is absent.
+DO $$ BEGIN
+  IF to_regclass('_prisma_migrations') IS NOT NULL THEN
+    UPDATE "_prisma_migrations" SET "finished_at" = now()
+    WHERE "migration_name" = '20261122120000_api_keys_notify_on_insert' AND "finished_at" IS NULL AND "rolled_back_at" IS NULL;
+  END IF;
+END $$;

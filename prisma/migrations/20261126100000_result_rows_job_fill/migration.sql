@@ -42,3 +42,14 @@ DROP INDEX "result_rows_job_id_row_no_key";
 DROP INDEX "result_rows_lookup_id_row_no_key";
 ALTER INDEX "result_rows_job_rows_key" RENAME TO "result_rows_job_id_row_no_key";
 ALTER INDEX "result_rows_lookup_rows_key" RENAME TO "result_rows_lookup_id_row_no_key";
+
+-- Marks this migration's own _prisma_migrations row finished inside the migration's
+-- transaction: if the script commits, so does its record, even when `migrate deploy`
+-- is killed right after. scripts/prisma.mjs relies on it to retry an interrupted run
+-- (docs/operations.md, "Rolling out a migration"). No-op where the table is absent.
+DO $$ BEGIN
+  IF to_regclass('_prisma_migrations') IS NOT NULL THEN
+    UPDATE "_prisma_migrations" SET "finished_at" = now()
+    WHERE "migration_name" = '20261126100000_result_rows_job_fill' AND "finished_at" IS NULL AND "rolled_back_at" IS NULL;
+  END IF;
+END $$;

@@ -125,3 +125,14 @@ $$;
 CREATE TRIGGER "lookups_delete_result_rows" AFTER DELETE ON "lookups"
   REFERENCING OLD TABLE AS "deleted_lookups"
   FOR EACH STATEMENT EXECUTE FUNCTION "svc_delete_rows_of_deleted_lookups"();
+
+-- Marks this migration's own _prisma_migrations row finished inside the migration's
+-- transaction: if the script commits, so does its record, even when `migrate deploy`
+-- is killed right after. scripts/prisma.mjs relies on it to retry an interrupted run
+-- (docs/operations.md, "Rolling out a migration"). No-op where the table is absent.
+DO $$ BEGIN
+  IF to_regclass('_prisma_migrations') IS NOT NULL THEN
+    UPDATE "_prisma_migrations" SET "finished_at" = now()
+    WHERE "migration_name" = '20261127100000_partition_by_month' AND "finished_at" IS NULL AND "rolled_back_at" IS NULL;
+  END IF;
+END $$;

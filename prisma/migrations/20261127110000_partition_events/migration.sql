@@ -102,3 +102,14 @@ $$;
 CREATE TRIGGER "events_delete_deliveries" AFTER DELETE ON "events"
   REFERENCING OLD TABLE AS "deleted_events"
   FOR EACH STATEMENT EXECUTE FUNCTION "svc_delete_deliveries_of_deleted_events"();
+
+-- Marks this migration's own _prisma_migrations row finished inside the migration's
+-- transaction: if the script commits, so does its record, even when `migrate deploy`
+-- is killed right after. scripts/prisma.mjs relies on it to retry an interrupted run
+-- (docs/operations.md, "Rolling out a migration"). No-op where the table is absent.
+DO $$ BEGIN
+  IF to_regclass('_prisma_migrations') IS NOT NULL THEN
+    UPDATE "_prisma_migrations" SET "finished_at" = now()
+    WHERE "migration_name" = '20261127110000_partition_events' AND "finished_at" IS NULL AND "rolled_back_at" IS NULL;
+  END IF;
+END $$;
