@@ -10,8 +10,9 @@
 //   BILLING_LEDGER_DATABASE_URL       the default role name (svc_gateway, ...) and no
 //   WEBHOOK_DISPATCHER_DATABASE_URL   password change — refused when NODE_ENV=production.
 //
-// Signals (Ctrl-C, a stopped container or Job) are passed on to the migration, which
-// stops at a migration boundary; run it again to finish. Passwords are never printed.
+// Signals (Ctrl-C, a stopped container or Job) are passed on to the migration: the one
+// in progress is rolled back, and the next run recovers it and carries on
+// (scripts/prisma.mjs; docs/operations.md). Passwords are never printed.
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import path from "node:path";
