@@ -11,7 +11,10 @@
 //
 // Each build, each cycle, runs two fleets (gateway with one process, one check-worker,
 // a billing-ledger, the vendor simulator at 0 ms in its own process, a fresh Redis prefix,
-// the local Postgres of .env):
+// the local Postgres of .env). A build that has scripts/db-deploy.mjs (issue 20 on) runs
+// as `npm run up` runs it: each service with its own database role and Redis ACL user
+// (made by that build's db-deploy.mjs and redis-acl.mjs --apply); older builds connect
+// as the database owner and Redis' default user, as they were deployed.
 //
 //   traced   tracing on (always sampled), exporting OTLP/protobuf to a receiver in this
 //            process, and `--traced` lookups one at a time. The pg, ioredis, http and
@@ -29,7 +32,9 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { gunzipSync } from "node:zlib";
 import autocannon from "autocannon";
-import { ensureDotEnv, ROOT } from "../scripts/lib.mjs";
+import { existsSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { ensureDotEnv, ROOT, serviceConnections, serviceCredentialSettings } from "../scripts/lib.mjs";
 import { cpuSeconds, ensureMigratedDatabase } from "./lib/setup.mjs";
 
 ensureDotEnv();
@@ -55,7 +60,12 @@ const { values } = parseArgs({
 // Its own database, created and migrated when missing; every fleet gets it.
 process.env.DATABASE_URL = values["database-url"];
 await ensureMigratedDatabase(values["database-url"], ROOT);
-const builds = values.builds.split(",").map((b) => path.resolve(ROOT, b));
+// A build is a checkout's path; `<path>#owner` runs that checkout as the database owner
+// and Redis' default user even when it could run each service as itself.
+const builds = values.builds.split(",").map((spec) => {
+  const [dir, mode] = spec.split("#");
+  return { root: path.resolve(ROOT, dir), asOwner: mode === "owner", label: mode ? `${path.relative(ROOT, path.resolve(ROOT, dir)) || "."}#${mode}` : path.relative(ROOT, path.resolve(ROOT, dir)) || "." };
+});
 const port = Number(values.port);
 
 // ---- a minimal OTLP/protobuf trace decoder (only the fields used here) ----
@@ -243,7 +253,22 @@ process.on("uncaughtException", (err) => {
   killAll();
   process.exit(1);
 });
-async function startFleet(root, traced, receiverPort) {
+/**
+ * For a build with per-service roles and Redis users: makes them (its own scripts, on the
+ * bench database and this fleet's prefix) and returns each service's connection settings.
+ * Null for a build from before issue 20.
+ */
+function leastPrivilege(root, env) {
+  if (!existsSync(path.join(root, "scripts", "db-deploy.mjs"))) return null;
+  const withCredentials = { ...env, ...serviceCredentialSettings(env) };
+  for (const script of [["scripts/db-deploy.mjs"], ["scripts/redis-acl.mjs", "--apply"]]) {
+    const r = spawnSync(process.execPath, [path.join(root, script[0]), ...script.slice(1)], { cwd: root, env: withCredentials, stdio: ["ignore", "ignore", "inherit"] });
+    if (r.status !== 0) throw new Error(`${script[0]} failed`);
+  }
+  return serviceConnections(env);
+}
+
+async function startFleet({ root, asOwner }, traced, receiverPort) {
   const prefix = `bench-lat-${randomBytes(3).toString("hex")}`;
   const simPort = port + 1;
   const children = [];
@@ -274,9 +299,10 @@ async function startFleet(root, traced, receiverPort) {
     delete env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
   }
   const profile = process.env.BENCH_PROFILE;
+  const own = asOwner ? null : leastPrivilege(root, env);
   for (const name of ["gateway", "check-worker", "billing-ledger"]) {
     const flags = (profile ?? "").split(",").includes(name) && !traced ? ["--cpu-prof", `--cpu-prof-dir=/tmp/lat14-profiles/${path.basename(root)}`] : [];
-    const child = spawn(process.execPath, [...flags, path.join(root, "services", name, "dist", "main.js")], { cwd: root, env: { ...env, OTEL_SERVICE_NAME: name }, stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, [...flags, path.join(root, "services", name, "dist", "main.js")], { cwd: root, env: { ...env, ...own?.[name], OTEL_SERVICE_NAME: name }, stdio: ["ignore", "pipe", "inherit"] });
     child.stdout.on("data", (d) => process.stderr.write(d));
     children.push(child);
   }
@@ -397,11 +423,11 @@ const results = builds.map(() => ({ steps: [], seq: [], rate: [], wide: [] }));
 for (let cycle = 0; cycle < Number(values.cycles); cycle += 1) {
   for (let k = 0; k < builds.length; k += 1) {
     const b = (k + cycle) % builds.length;
-    const root = builds[b];
+    const build = builds[b];
     const r = results[b];
     if (!values.only || values.only.includes("traced")) {
       collected.length = 0;
-      const fleet = await startFleet(root, true, receiverPort);
+      const fleet = await startFleet(build, true, receiverPort);
       await sequential(30); // warm-up: pools, prepared statements, JIT
       await new Promise((res) => setTimeout(res, 1_000));
       collected.length = 0;
@@ -411,7 +437,7 @@ for (let cycle = 0; cycle < Number(values.cycles); cycle += 1) {
       r.steps.push(...breakdown(collected, since));
     }
     if (!values.only || values.only.includes("plain")) {
-      const fleet = await startFleet(root, false);
+      const fleet = await startFleet(build, false);
       await sequential(50);
       r.seq.push(...(await sequential(Number(values.sequential))));
       if (Number(values.rate) > 0) {
@@ -429,7 +455,7 @@ for (let cycle = 0; cycle < Number(values.cycles); cycle += 1) {
       }
       await fleet.stop();
     }
-    process.stderr.write(`cycle ${cycle + 1}: ${path.relative(ROOT, root) || "."} done\n`);
+    process.stderr.write(`cycle ${cycle + 1}: ${build.label} done\n`);
   }
 }
 receiver.close();
@@ -444,7 +470,7 @@ results.forEach((r, b) => {
     const xs = r.steps.map((s) => s[name] ?? 0);
     steps[name] = { p50: +pct(xs, 50)?.toFixed(2), p99: +pct(xs, 99)?.toFixed(2) };
   }
-  out.builds[path.relative(ROOT, builds[b]) || "."] = {
+  out.builds[builds[b].label] = {
     traced_lookups: r.steps.length,
     steps,
     unloaded_round_trip_ms: r.seq.length ? { n: r.seq.length, min: +pct(r.seq, 0).toFixed(2), p10: +pct(r.seq, 10).toFixed(2), p50: +pct(r.seq, 50).toFixed(2), p90: +pct(r.seq, 90).toFixed(2), p99: +pct(r.seq, 99).toFixed(2) } : null,
@@ -458,7 +484,7 @@ if (builds.length > 1) {
   const first = results[0];
   out.ratios_to_first = Object.fromEntries(
     results.slice(1).map((r, i) => [
-      path.relative(ROOT, builds[i + 1]) || ".",
+      builds[i + 1].label,
       {
         unloaded_p50: r.seq.length ? +(pct(r.seq, 50) / pct(first.seq, 50)).toFixed(2) : null,
         unloaded_p99: r.seq.length ? +(pct(r.seq, 99) / pct(first.seq, 99)).toFixed(2) : null,

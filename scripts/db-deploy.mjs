@@ -18,6 +18,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
+import { settingOf } from "./service-settings.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(import.meta.url);
@@ -25,15 +26,13 @@ const { applyServiceRoles, DEFAULT_SERVICE_ROLES, SERVICES } = require("../packa
 
 const ownerUrl = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/svc_validate";
 
-/** The setting that names `service`'s DATABASE_URL here, e.g. CHECK_WORKER_DATABASE_URL. */
-const serviceUrlSetting = (service) => `${service.toUpperCase().replaceAll("-", "_")}_DATABASE_URL`;
 
 /** Each service's role and password from its URL (the database part must be the owner's). */
 function serviceLogins() {
   const database = new URL(ownerUrl).pathname;
   const logins = {};
   for (const service of SERVICES) {
-    const setting = serviceUrlSetting(service);
+    const setting = settingOf(service, "DATABASE_URL");
     const value = process.env[setting];
     if (!value) {
       if (process.env.NODE_ENV === "production") fail(`${setting} is not set: each service needs its own database role and password in production`);

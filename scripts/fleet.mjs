@@ -14,11 +14,11 @@ import { spawn } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
 import { DEFAULT_DATABASE_URL, ensureDotEnv, ROOT, serviceConnections } from "./lib.mjs";
+import { SERVICES } from "./service-settings.mjs";
 
 ensureDotEnv();
 const port = process.env.PORT ?? "8080";
 const baseUrl = process.env.PUBLIC_BASE_URL ?? `http://localhost:${port}`;
-const SERVICES = ["gateway", "check-worker", "billing-ledger", "webhook-dispatcher"];
 // Locally, live vendor checks (whatsapp, signal.registered, number.hlr) go to the
 // vendor simulator unless a real vendor is configured.
 const runSimulator = !process.env.VENDOR_PRIMARY_URL;

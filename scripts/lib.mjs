@@ -4,6 +4,7 @@ import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from "no
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { SERVICES, settingOf } from "./service-settings.mjs";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const npmCmd = process.platform === "win32" ? "npm.cmd" : "npm";
@@ -70,9 +71,6 @@ export function build() {
   run(npmCmd, ["run", "--silent", "build"], { env: { ...process.env, TURBO_TELEMETRY_DISABLED: "1" } });
 }
 
-/** The four services, each with a database role and a Redis user of its own. */
-export const SERVICES = ["gateway", "check-worker", "billing-ledger", "webhook-dispatcher"];
-const settingOf = (service, what) => `${service.toUpperCase().replaceAll("-", "_")}_${what}`;
 
 /** The secrets `npm run up` generates for a checkout; `.env.local` holds these and nothing else. */
 export const GENERATED_SECRETS = {

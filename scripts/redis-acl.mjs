@@ -18,6 +18,7 @@
 import { writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { parseArgs } from "node:util";
+import { settingOf } from "./service-settings.mjs";
 
 const require = createRequire(import.meta.url);
 const { aclFileLine, aclSetUserArgs, REDIS_SERVICES, redisUserName, createRedis, waitForRedis, isCluster } = require("../packages/queues/dist/index.js");
@@ -27,8 +28,6 @@ const { values } = parseArgs({ options: { out: { type: "string" }, apply: { type
 const prefix = process.env.REDIS_PREFIX || "svc";
 if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(prefix)) fail("REDIS_PREFIX may hold only letters, digits and _ . : -");
 
-/** The environment variable holding `service`'s password, e.g. CHECK_WORKER_REDIS_PASSWORD. */
-const passwordSetting = (service) => `${service.toUpperCase().replaceAll("-", "_")}_REDIS_PASSWORD`;
 
 function password(setting, required = true) {
   const value = process.env[setting];
@@ -45,7 +44,7 @@ function fail(message) {
   process.exit(1);
 }
 
-const services = REDIS_SERVICES.map((service) => ({ service, password: password(passwordSetting(service)) }));
+const services = REDIS_SERVICES.map((service) => ({ service, password: password(settingOf(service, "REDIS_PASSWORD")) }));
 const admin = password("ADMIN_REDIS_PASSWORD", false);
 const adminRules = (hash) => ["reset", "on", `#${hash}`, "~*", "&*", "+@all"];
 const sha256 = (text) => createHash("sha256").update(text).digest("hex");
