@@ -3,8 +3,11 @@ import { commonEnv } from "./common-env";
 import { ConfigError, loadConfig } from "./load-config";
 import { parseRedisUrl, redisAddresses } from "./redis-url";
 
+// The rules of loadConfig, on the settings every service shares less the fleet's message
+// keys (checked on their own below, so each case here needs only KEY_HASH_SECRET).
+const { FLEET_MESSAGE_KEY: _key, FLEET_MESSAGE_KEY_ACCEPT: _accept, ...sharedSettings } = commonEnv;
 const schema = Type.Object({
-  ...commonEnv,
+  ...sharedSettings,
   PORT: Type.Integer({ minimum: 1, maximum: 65535, default: 8080 }),
   FEATURE_ENABLED: Type.Boolean({ default: false }),
   PRICE_FACTOR: Type.Number({ minimum: 0, default: 1.5 }),
@@ -23,6 +26,19 @@ function problemsOf(env: NodeJS.ProcessEnv): ConfigError {
   }
   throw new Error("loadConfig accepted the environment");
 }
+
+describe("the fleet's message keys (every service)", () => {
+  const fleetSchema = Type.Object(commonEnv);
+  it("require FLEET_MESSAGE_KEY, 32 characters or more, and name it when it is missing or short", () => {
+    expect(() => loadConfig(fleetSchema, {})).toThrow(/FLEET_MESSAGE_KEY is required/);
+    expect(() => loadConfig(fleetSchema, { FLEET_MESSAGE_KEY: "too-short" })).toThrow(/FLEET_MESSAGE_KEY/);
+    expect(loadConfig(fleetSchema, { FLEET_MESSAGE_KEY: "k".repeat(32) }).FLEET_MESSAGE_KEY).toBe("k".repeat(32));
+  });
+
+  it("take an empty FLEET_MESSAGE_KEY_ACCEPT as unset (compose passes it empty outside a rotation)", () => {
+    expect(loadConfig(fleetSchema, { FLEET_MESSAGE_KEY: "k".repeat(32), FLEET_MESSAGE_KEY_ACCEPT: "" }).FLEET_MESSAGE_KEY_ACCEPT).toBeUndefined();
+  });
+});
 
 describe("loadConfig", () => {
   it("fills every default when only required variables are set", () => {
