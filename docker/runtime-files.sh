@@ -18,7 +18,7 @@ mkdir -p "$out/scripts" "$out/docker"
 # login role) and the Redis ACL file writer (scripts/redis-acl.mjs); both of these
 # load the built packages (packages/*/dist) copied below.
 cp -a package.json package-lock.json prisma "$out/"
-cp -a scripts/prisma.mjs scripts/prisma-wasm-timers.cjs scripts/db-deploy.mjs scripts/redis-acl.mjs scripts/service-settings.mjs "$out/scripts/"
+cp -a scripts/prisma.mjs scripts/prisma-wasm-timers.cjs scripts/db-deploy.mjs scripts/redis-acl.mjs scripts/service-settings.mjs scripts/partition-upkeep.mjs "$out/scripts/"
 cp -a docker/healthcheck.cjs "$out/docker/"
 # The Prisma CLI's configuration, compiled: the CLI reads prisma.config.mjs as well
 # as .ts, and the image ships no TypeScript. ES module output: as CommonJS the CLI's

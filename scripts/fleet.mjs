@@ -14,7 +14,7 @@ import { spawn } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
 import { DEFAULT_DATABASE_URL, ensureDotEnv, ROOT, serviceConnections } from "./lib.mjs";
-import { SERVICES } from "./service-settings.mjs";
+import { SERVICES, settingOf } from "./service-settings.mjs";
 
 ensureDotEnv();
 const port = process.env.PORT ?? "8080";
@@ -36,15 +36,21 @@ let stopRequestedAt = 0;
 let failed = false;
 let announced = false;
 
-const PROGRAMS = Object.fromEntries(SERVICES.map((name) => [name, path.join("services", name, "dist", "main.js")]));
-if (runSimulator) PROGRAMS["vendor-simulator"] = path.join("packages", "vendor-simulator", "dist", "main.js");
+const PROGRAMS = Object.fromEntries(SERVICES.map((name) => [name, [path.join("services", name, "dist", "main.js")]]));
+if (runSimulator) PROGRAMS["vendor-simulator"] = [path.join("packages", "vendor-simulator", "dist", "main.js")];
+// Dropping past months' partitions needs the tables' owner (DATABASE_URL's user); no service is that.
+PROGRAMS["partition-upkeep"] = [path.join("scripts", "partition-upkeep.mjs"), "--every", "3600"];
 
-for (const [name, program] of Object.entries(PROGRAMS)) {
+// A child sees its own passwords only (in its URLs), never the other services' from .env.local.
+const servicePasswords = SERVICES.flatMap((s) => [settingOf(s, "DATABASE_PASSWORD"), settingOf(s, "REDIS_PASSWORD")]);
+const sharedEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !servicePasswords.includes(name)));
+
+for (const [name, [program, ...args]] of Object.entries(PROGRAMS)) {
   // The gateway's node flags: see GATEWAY_NODE_FLAGS in services/gateway/src/main.ts.
   const flags = name === "gateway" ? ["--v8-pool-size=1"] : [];
-  const child = spawn(process.execPath, [...flags, path.join(ROOT, program)], {
+  const child = spawn(process.execPath, [...flags, path.join(ROOT, program), ...args], {
     cwd: ROOT,
-    env: { ...process.env, ...connections[name], PORT: port },
+    env: { ...sharedEnv, ...connections[name], PORT: port },
     stdio: ["ignore", "pipe", "pipe"],
     // A process group of its own: the terminal's Ctrl-C is not delivered to it (see the top).
     detached: true,

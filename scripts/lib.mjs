@@ -103,7 +103,7 @@ export function serviceConnections(env = process.env) {
       const db = new URL(database);
       db.username = `svc_${service.replaceAll("-", "_")}`;
       db.password = env[settingOf(service, "DATABASE_PASSWORD")] ?? "";
-      const user = `${encodeURIComponent(`${prefix}-${service}`)}:${env[settingOf(service, "REDIS_PASSWORD")] ?? ""}@`;
+      const user = `${encodeURIComponent(`${prefix}-${service}`)}:${encodeURIComponent(env[settingOf(service, "REDIS_PASSWORD")] ?? "")}@`;
       // Any user:password of REDIS_URL (the operator's) is replaced by the service's.
       const redis = redisUrl.replace(/^(rediss?(?:\+cluster)?:\/\/)(?:[^@/]*@)?/, `$1${user}`);
       return [service, { DATABASE_URL: env[settingOf(service, "DATABASE_URL")] || db.toString(), REDIS_URL: env[settingOf(service, "REDIS_URL")] || redis }];

@@ -75,7 +75,9 @@ const oneShot = new Set(
 );
 /** Run on demand (`compose run`), never by `up`. */
 const tools = new Set(Object.keys(services).filter((name) => services[name]!.profiles?.includes("tools")));
-const longRunning = Object.keys(services).filter((name) => !oneShot.has(name) && !tools.has(name));
+/** Scheduled work in a loop (the partition upkeep): no port, no readiness to probe. */
+const scheduled = ["partition-upkeep"];
+const longRunning = Object.keys(services).filter((name) => !oneShot.has(name) && !tools.has(name) && !scheduled.includes(name));
 const observability = ["prometheus", "grafana"];
 const hasHealthcheck = (s: Service) => s.healthcheck !== undefined && s.healthcheck.disable !== true;
 
@@ -315,6 +317,7 @@ describe("docker/compose.yaml", () => {
       prometheus: [],
       grafana: ["GRAFANA_ADMIN_PASSWORD"],
       admin: ["KEY_HASH_SECRET", "POSTGRES_OWNER_PASSWORD"],
+      "partition-upkeep": ["POSTGRES_OWNER_PASSWORD"],
     };
     expect(Object.keys(services).sort()).toEqual(Object.keys(expected).sort());
     for (const [name, s] of Object.entries(services)) expect({ name, secrets: variablesOf(s) }).toEqual({ name, secrets: [...expected[name]!].sort() });
@@ -485,7 +488,7 @@ describe("docker/compose.yaml", () => {
     const dockerfile = readFileSync(path.join(DOCKER, "Dockerfile"), "utf8");
     const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(dockerfile)![1]!) as string[];
     const built = Object.entries(services).filter(([, s]) => s.build);
-    expect(built.map(([n]) => n).sort()).toEqual([...FLEET_NAMES, "admin", "migrate", "redis-acl"].sort());
+    expect(built.map(([n]) => n).sort()).toEqual([...FLEET_NAMES, "admin", "migrate", "partition-upkeep", "redis-acl"].sort());
     for (const [name, s] of built) {
       expect({ name, build: s.build, image: s.image }).toEqual({ name, build: { context: "..", dockerfile: "docker/Dockerfile" }, image: "svc-validate:local" });
     }
@@ -497,6 +500,12 @@ describe("docker/compose.yaml", () => {
       expect(existsSync(path.join(ROOT, command.at(-1)!))).toBe(true);
     }
     expect(services.migrate!.command).toEqual(["node", "scripts/db-deploy.mjs"]);
+    // The partition upkeep: hourly, as the schema owner (the migration's login), after the migration.
+    const upkeep = services["partition-upkeep"]!;
+    expect(upkeep.command).toEqual(["node", "scripts/partition-upkeep.mjs", "--every", "3600"]);
+    expect(upkeep.environment).toEqual({ DATABASE_URL: services.migrate!.environment!.DATABASE_URL });
+    expect(upkeep.restart).toBe("unless-stopped");
+    expect(upkeep.depends_on).toMatchObject({ migrate: { condition: "service_completed_successfully" } });
     expect(services["redis-acl"]!.command).toEqual(["node", "scripts/redis-acl.mjs", "--out", "/run/redis-acl/users.acl"]);
     // docker/runtime-files.sh puts these in the image (tests/deploy/docker.test.ts runs it).
     const assemble = readFileSync(path.join(DOCKER, "runtime-files.sh"), "utf8");

@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { createStore, DEFAULT_SERVICE_ROLES, ensureMonthPartitions, PARTITION_OWNER_ROLE, type ServiceName, type Store } from "@svc/store";
+import { createStore, ensureMonthPartitions, scramVerifier, type ServiceName, type Store } from "@svc/store";
 import { createTestEnv, serviceDatabaseUrl, type TestEnv } from "../support/env";
 import { accountWithKey } from "../support/fixtures";
 import { databaseUrl, withAdmin } from "../support/pg-admin";
@@ -68,7 +68,7 @@ describe("the gateway's role (internet-facing)", () => {
     ["DROP TABLE ledger_entries", []],
     ["CREATE TABLE stolen (x int)", []],
     ["ALTER TABLE accounts ADD COLUMN x int", []],
-    [`SET ROLE ${PARTITION_OWNER_ROLE}`, []],
+    ["SELECT svc_create_month_partitions('2040-01-01')", []],
     ["INSERT INTO accounts (id, name, balance_micros) VALUES ('acct_forged', 'x', 1000000000)", []],
     ["SELECT * FROM delivery_attempts", []],
   ] as const)("may not %s", async (sql, params) => {
@@ -115,14 +115,22 @@ describe("the check-worker's role", () => {
     expect(await attempt(worker, "INSERT INTO api_keys (id, account_id, mode, key_hash, hint, scopes) VALUES ('key_x', $1, 'live', '\\x00', 'x', '{}')", [accountId])).toBe("refused");
   });
 
-  it("makes month partitions only through its upkeep (SET ROLE); its own statements cannot drop one", async () => {
+  it("makes month partitions through the owner's function alone: it owns no table, creates nothing itself, drops nothing", async () => {
     const worker = await as("check-worker");
     const { rows } = await worker.query<{ name: string }>(
       `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'lookups'::regclass AND c.relname ~ '_p[0-9]{4}_[0-9]{2}$' LIMIT 1`,
     );
-    expect(await attempt(worker, `DROP TABLE "${rows[0]?.name}"`)).toBe("refused");
-    expect(await attempt(worker, "ALTER TABLE ledger_entries ADD COLUMN x int")).toBe("refused");
-    // The upkeep, as the check-worker runs it: the months two years ahead are made, owned by the partition owner.
+    for (const sql of [
+      `DROP TABLE "${rows[0]?.name}"`,
+      `ALTER TABLE lookups DETACH PARTITION "${rows[0]?.name}"`,
+      "ALTER TABLE ledger_entries ADD COLUMN x int",
+      "CREATE TABLE planted (x int)",
+      "CREATE FUNCTION planted() RETURNS int LANGUAGE sql AS 'SELECT 1'",
+      "CREATE TRIGGER planted AFTER INSERT ON lookups FOR EACH STATEMENT EXECUTE FUNCTION svc_notify_cache()",
+    ]) {
+      expect(await attempt(worker, sql)).toBe("refused");
+    }
+    // The upkeep, as the check-worker runs it: the months two years ahead are made, owned by the schema owner.
     const own = createStore({ databaseUrl: serviceDatabaseUrl(env.databaseUrl, "check-worker"), poolSize: 2 });
     try {
       const future = new Date(Date.UTC(new Date().getUTCFullYear() + 2, 0, 15));
@@ -134,7 +142,8 @@ describe("the check-worker's role", () => {
       `SELECT DISTINCT pg_get_userbyid(c.relowner) AS owner FROM pg_class c WHERE c.relname ~ $1`,
       [`^(lookups|result_rows|events|delivery_attempts)_p${new Date().getUTCFullYear() + 2}_01$`],
     );
-    expect(owners).toEqual([{ owner: PARTITION_OWNER_ROLE }]);
+    const { rows: tableOwner } = await store.pool.query<{ owner: string }>(`SELECT pg_get_userbyid(relowner) AS owner FROM pg_class WHERE oid = 'ledger_entries'::regclass`);
+    expect(owners).toEqual(tableOwner);
   });
 });
 
@@ -188,6 +197,27 @@ describe("scripts/db-deploy.mjs", () => {
     const second = deploy(urls("first-Secret-0042"));
     expect(second.status).toBe(0);
   }, 120_000);
+
+  it("sends each password as a SCRAM verifier Postgres itself would make for it (never the password)", async () => {
+    const { rows } = await withAdmin((admin) => admin.query<{ rolpassword: string }>(`SELECT rolpassword FROM pg_authid WHERE rolname = $1`, [names.gateway]));
+    const stored = rows[0]?.rolpassword ?? "";
+    expect(stored).toMatch(/^SCRAM-SHA-256\$4096:/);
+    // Postgres' own verifier of the same password with the same salt: identical.
+    const [, iterations, salt] = /^SCRAM-SHA-256\$(\d+):([^$]+)\$/.exec(stored) ?? [];
+    expect(scramVerifier("first-Secret-0042", Buffer.from(salt ?? "", "base64"), Number(iterations))).toBe(stored);
+    const probe = `svc_t_scram_${suffix}`;
+    await withAdmin(async (admin) => {
+      await admin.query(`SET password_encryption = 'scram-sha-256'`);
+      await admin.query(`CREATE ROLE ${probe} PASSWORD 'Another-Secret-77'`);
+      try {
+        const { rows: made } = await admin.query<{ rolpassword: string }>(`SELECT rolpassword FROM pg_authid WHERE rolname = $1`, [probe]);
+        const [, n, s] = /^SCRAM-SHA-256\$(\d+):([^$]+)\$/.exec(made[0]?.rolpassword ?? "") ?? [];
+        expect(scramVerifier("Another-Secret-77", Buffer.from(s ?? "", "base64"), Number(n))).toBe(made[0]?.rolpassword);
+      } finally {
+        await admin.query(`DROP ROLE ${probe}`);
+      }
+    });
+  });
 
   it("takes back a grant someone added by hand", async () => {
     const owner = new pg.Client({ connectionString: databaseUrl(database) });

@@ -74,10 +74,11 @@ function envValue(o: string, container: any, name: string): string | undefined {
   if (own) return own.value;
   return settingsOf(o)[name];
 }
-const allPodSpecs = (o: string): { owner: string; spec: any }[] => [
-  ...all(o, "Deployment").map((d) => ({ owner: `Deployment/${d.metadata.name}`, spec: d.spec.template.spec })),
-  ...all(o, "Job").map((j) => ({ owner: `Job/${j.metadata.name}`, spec: j.spec.template.spec })),
-];
+/** The pod template of a workload: a Deployment's or Job's, or a CronJob's jobs'. */
+const templateOf = (r: Obj): any => (r.kind === "CronJob" ? r.spec.jobTemplate.spec.template : r.spec.template);
+const WORKLOADS = ["Deployment", "Job", "CronJob"];
+const workloads = (o: string): Obj[] => WORKLOADS.flatMap((kind) => all(o, kind));
+const allPodSpecs = (o: string): { owner: string; spec: any }[] => workloads(o).map((r) => ({ owner: `${r.kind}/${r.metadata.name}`, spec: templateOf(r).spec }));
 
 /** Where each pod's secrets come from: container → environment variable → Secret and key. */
 type SecretRef = { secret: string; key: string; optional: boolean };
@@ -114,6 +115,8 @@ const SECRETS_OF: Record<string, Record<string, Record<string, SecretRef>>> = {
       WEBHOOK_DISPATCHER_DATABASE_URL: ref(ownSecret("webhook-dispatcher"), "DATABASE_URL"),
     },
   },
+  // The schema owner's partition upkeep: the owner's login, nothing else.
+  "partition-upkeep": { "partition-upkeep": { DATABASE_URL: ref("svc-validate-migrate", "DATABASE_URL") } },
 };
 
 // ---- Network policies, read as a CNI reads them ------------------------------------------------
@@ -165,13 +168,14 @@ const EGRESS: Record<string, string[]> = {
   "check-worker": [...DNS_AND_POSTGRES, "datastore TCP/6379", "public TCP/25", "public TCP/443"],
   "webhook-dispatcher": [...DNS_AND_POSTGRES, "datastore TCP/6379", "public TCP/443"],
   migrate: DNS_AND_POSTGRES,
+  "partition-upkeep": DNS_AND_POSTGRES,
 };
 
 type Pod = { owner: string; app: string; labels: Record<string, string>; spec: any };
 const podsIn = (objs: Obj[]): Pod[] =>
   objs
-    .filter((r) => r.kind === "Deployment" || r.kind === "Job")
-    .map((r) => ({ owner: `${r.kind}/${r.metadata.name}`, app: r.spec.template.metadata.labels.app, labels: r.spec.template.metadata.labels, spec: r.spec.template.spec }));
+    .filter((r) => WORKLOADS.includes(r.kind))
+    .map((r) => ({ owner: `${r.kind}/${r.metadata.name}`, app: templateOf(r).metadata.labels.app, labels: templateOf(r).metadata.labels, spec: templateOf(r).spec }));
 
 /** A label selector as the API reads it: `{}` selects everything. */
 function matchesSelector(sel: any, labels: Record<string, string>): boolean {
@@ -440,9 +444,9 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
   });
 
   test("each pod reads its own service's Secret and only the shared keys it uses; the migration Job only database logins", () => {
-    for (const d of [...deployments(), ...all(overlay, "Job")]) {
-      const spec = d.spec.template.spec;
-      const app: string = d.spec.template.metadata.labels.app;
+    for (const d of workloads(overlay)) {
+      const spec = templateOf(d).spec;
+      const app: string = templateOf(d).metadata.labels.app;
       const refs: Record<string, Record<string, SecretRef>> = {};
       for (const c of [...(spec.initContainers ?? []), ...spec.containers]) {
         for (const e of c.env ?? []) {
@@ -518,7 +522,8 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
     const objs = () => rendered[overlay]!;
 
     test("a default-deny policy (ingress and egress) selects every pod of the app", () => {
-      expect(podsIn(objs()).map((p) => p.owner)).toHaveLength(Object.keys(SERVICES).length + 1);
+      // The four services, the migration Job and the partition upkeep's CronJob.
+      expect(podsIn(objs()).map((p) => p.owner)).toHaveLength(Object.keys(SERVICES).length + 2);
       expect(isolationProblems(objs())).toEqual([]);
     });
 
@@ -526,7 +531,7 @@ describe.each(OVERLAYS)("overlay %s", (overlay) => {
       expect(ingressProblems(objs())).toEqual([]);
     });
 
-    test("egress: DNS, Postgres and Redis for all; the public internet (no private, reserved or metadata range) on 443 and 25 for the check-worker, 443 for the webhook-dispatcher; the Job Postgres only", () => {
+    test("egress: DNS, Postgres and Redis for all; the public internet (no private, reserved or metadata range) on 443 and 25 for the check-worker, 443 for the webhook-dispatcher; the Jobs Postgres only", () => {
       expect(egressProblems(objs())).toEqual([]);
     });
 

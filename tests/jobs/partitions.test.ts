@@ -21,9 +21,11 @@ import {
   type Sql,
   type Store,
 } from "@svc/store";
-import { createTestEnv } from "../support/env";
+import { createTestEnv, type TestEnv } from "../support/env";
 import { accountWithKey } from "../support/fixtures";
 import { storedNumberRow } from "./helpers";
+import { spawn } from "node:child_process";
+import path from "node:path";
 
 /**
  * lookups and result_rows partitioned by the month of the lookup's or job's id
@@ -31,10 +33,11 @@ import { storedNumberRow } from "./helpers";
  * ahead with the clock the caller gives, reads that touch one partition, and
  * retention that drops a month wholly past retention instead of deleting its rows.
  */
+let env: TestEnv;
 let store: Store;
 let owner: { accountId: string; apiKeyId: string };
 beforeAll(async () => {
-  const env = await createTestEnv();
+  env = await createTestEnv();
   store = createStore({ databaseUrl: env.databaseUrl, poolSize: 4, applicationName: "partitions-test" });
   const key = await accountWithKey(store, env.keyHashSecret, { mode: "test" });
   owner = { accountId: key.accountId, apiKeyId: key.keyId };
@@ -350,6 +353,31 @@ describe("month partitions of lookups, result_rows, events and delivery_attempts
     expect(dropped).toContainEqual(expect.objectContaining({ month: "2039-03-01", tables: expect.arrayContaining(["result_rows_p2039_03", "lookups_p2039_03"]) }));
   });
 
+  it("without the owner's partition upkeep, retention still holds: a month's expired rows and events are deleted row by row once its drop is overdue", async () => {
+    await ensureMonthPartitions(store.pool, at("2036-03-15T00:00:00.000Z"));
+    const lookup = await lookupAt(at("2036-03-20T00:00:00.000Z"), at("2036-04-19T00:00:00.000Z"));
+    const job = await jobAt(at("2036-03-10T00:00:00.000Z"), at("2036-04-09T00:00:00.000Z"), 3);
+    const endpoint = await withTransaction(store.pool, (client) =>
+      createEndpoint(client, { accountId: owner.accountId, livemode: false, url: "https://hooks.example/fallback", events: ["lookup.completed"], secretEncrypted: Buffer.from("sealed"), now: at("2036-03-01T00:00:00.000Z") }),
+    );
+    if (endpoint === "limit_reached") throw new Error("endpoint limit");
+    await deliveredEventAt(endpoint.endpoint.id, at("2036-03-05T00:00:00.000Z"));
+    // April 19th, noon: past every row's expiry, and the month's drop is due (its last expiry) but not overdue.
+    await purgeExpired(store.pool, at("2036-04-19T12:00:00.000Z"));
+    expect(await count(`SELECT count(*)::int AS n FROM lookups_p2036_03`)).toBe(1);
+    // No upkeep dropped it; a day later the check-worker's purge deletes the rows itself.
+    await purgeExpired(store.pool, at("2036-04-20T12:00:00.000Z"));
+    expect(await count(`SELECT count(*)::int AS n FROM lookups WHERE id = $1`, [lookup])).toBe(0);
+    expect(await count(`SELECT count(*)::int AS n FROM jobs WHERE id = $1`, [job])).toBe(0);
+    expect(await count(`SELECT count(*)::int AS n FROM result_rows_p2036_03`)).toBe(0);
+    // March's events are due to go on May 2nd (30 days after the month, plus the grace); overdue a day later.
+    await purgeExpired(store.pool, at("2036-05-02T12:00:00.000Z"));
+    expect(await count(`SELECT count(*)::int AS n FROM events_p2036_03`)).toBeGreaterThan(0);
+    await purgeExpired(store.pool, at("2036-05-04T00:00:00.000Z"));
+    expect(await count(`SELECT count(*)::int AS n FROM events_p2036_03`)).toBe(0);
+    expect(await count(`SELECT count(*)::int AS n FROM delivery_attempts_p2036_03`)).toBe(0);
+  });
+
   it("with one retention period for everyone, deletes no expired row one by one: they stop being readable, then go with their month", async () => {
     await ensureMonthPartitions(store.pool, at("2035-03-15T00:00:00.000Z"));
     // Every account keeps 30 days: March's lookups and job expire between April 1st and 19th.
@@ -377,5 +405,36 @@ describe("month partitions of lookups, result_rows, events and delivery_attempts
     expect(await count(`SELECT count(*)::int AS n FROM jobs WHERE id = $1`, [job])).toBe(0);
     expect([await exists("lookups_p2035_03"), await exists("result_rows_p2035_03")]).toEqual([false, false]);
     expect(await count(`SELECT count(*)::int AS n FROM deleted_in_march`)).toBe(0);
+  });
+});
+
+describe("scripts/partition-upkeep.mjs, the schema owner's upkeep", () => {
+  const script = path.resolve(__dirname, "..", "..", "scripts", "partition-upkeep.mjs");
+  const run = (args: string[]) => {
+    const child = spawn(process.execPath, [script, ...args], { env: { PATH: process.env.PATH ?? "", DATABASE_URL: env.databaseUrl }, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    return { child, exited, output: () => out };
+  };
+
+  it("drops a month wholly past retention (today's, by the clock) and makes the coming ones; then runs every hour until SIGTERM", async () => {
+    // January of last year: its partitions, one lookup expired long ago.
+    const year = new Date().getUTCFullYear() - 1;
+    await ensureMonthPartitions(store.pool, at(`${year}-01-15T00:00:00.000Z`), 0);
+    await lookupAt(at(`${year}-01-10T00:00:00.000Z`), at(`${year}-02-09T00:00:00.000Z`));
+    const once = run([]);
+    expect(await once.exited).toBe(0);
+    expect(once.output()).toContain(`lookups_p${year}_01`);
+    expect(await exists(`lookups_p${year}_01`)).toBe(false);
+
+    const every = run(["--every", "3600"]);
+    for (let i = 0; !every.output().includes("partition upkeep done"); i += 1) {
+      if (i > 200) throw new Error(`no first run:\n${every.output()}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    every.child.kill("SIGTERM");
+    expect(await every.exited).toBe(0);
   });
 });

@@ -180,6 +180,7 @@ describe.each(redisModes())("Producer.enqueue + createConsumer on %s", (_mode, u
     ["a valid tag of another job name", () => ({ lookupId: "lkp_Forged000004", [MESSAGE_TAG_FIELD]: testFleet(env).keys.signMessage(QUEUES.checks, "lookup.run", { lookupId: "lkp_Forged000004" }) })],
     ["a valid tag of another queue", () => ({ lookupId: "lkp_Forged000005", [MESSAGE_TAG_FIELD]: testFleet(env).keys.signMessage(QUEUES.webhooks, "lookup.complete-test", { lookupId: "lkp_Forged000005" }) })],
     ["a tag that is not a string", () => ({ lookupId: "lkp_Forged000006", [MESSAGE_TAG_FIELD]: { forged: true } })],
+    ["a tag of the right length that is not base64url", () => ({ lookupId: "lkp_Forged000007", [MESSAGE_TAG_FIELD]: "!".repeat(43) })],
   ])("refuses a message with %s: never handled, failed once, counted as refused", async (_, data) => {
     const { prefix, producer } = freshProducer();
     const { worker, calls } = consumer(prefix);

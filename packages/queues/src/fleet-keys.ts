@@ -36,7 +36,9 @@ export class FleetKeys {
   /** True when `tag` was made by an accepted key for exactly this queue, name and data. */
   verifyMessage(queue: string, name: string, data: object, tag: unknown): boolean {
     if (typeof tag !== "string" || tag.length !== TAG_CHARS) return false;
+    // Characters outside base64url are skipped by the decoder: such a tag is short, and refused like any other.
     const given = Buffer.from(tag, "base64url");
+    if (given.length !== 32) return false;
     // Every accepted key is tried (no early exit): the time taken never says which matched.
     let ok = false;
     for (const key of this.keys) ok = timingSafeEqual(Buffer.from(messageTag(key, queue, name, data), "base64url"), given) || ok;
@@ -61,10 +63,13 @@ export class FleetKeys {
     const key = this.keys[0] as DerivedKey;
     const channel = `${prefix}:completed:${key.fingerprint}`;
     const tag = routeTag(key, id);
+    // A key of its own per notice (from a random salt), so the random GCM nonces of a
+    // long-lived fleet key never come near their collision bound however many notices it seals.
+    const salt = randomBytes(SALT_BYTES);
     const nonce = randomBytes(12);
-    const cipher = createCipheriv("aes-256-gcm", key.seal, nonce);
+    const cipher = createCipheriv("aes-256-gcm", noticeKey(key, salt), nonce);
     cipher.setAAD(Buffer.from(`${channel} ${tag}`));
-    const body = Buffer.concat([nonce, cipher.update(JSON.stringify(answer === undefined ? { t: now } : { t: now, a: answer })), cipher.final(), cipher.getAuthTag()]);
+    const body = Buffer.concat([salt, nonce, cipher.update(JSON.stringify(answer === undefined ? { t: now } : { t: now, a: answer })), cipher.final(), cipher.getAuthTag()]);
     return { channel, message: `${tag} ${body.toString("base64url")}` };
   }
 
@@ -77,12 +82,13 @@ export class FleetKeys {
     const key = this.keys.find((k) => channel.endsWith(`:completed:${k.fingerprint}`));
     if (!key) return null;
     const body = Buffer.from(sealed, "base64url");
-    if (body.length < 12 + 16 + 2) return null;
+    const head = SALT_BYTES + 12;
+    if (body.length < head + 16 + 2) return null;
     try {
-      const decipher = createDecipheriv("aes-256-gcm", key.seal, body.subarray(0, 12));
+      const decipher = createDecipheriv("aes-256-gcm", noticeKey(key, body.subarray(0, SALT_BYTES)), body.subarray(SALT_BYTES, head));
       decipher.setAAD(Buffer.from(`${channel} ${tag}`));
       decipher.setAuthTag(body.subarray(body.length - 16));
-      const plain = Buffer.concat([decipher.update(body.subarray(12, body.length - 16)), decipher.final()]).toString();
+      const plain = Buffer.concat([decipher.update(body.subarray(head, body.length - 16)), decipher.final()]).toString();
       const value = JSON.parse(plain) as { t?: unknown; a?: unknown };
       if (typeof value.t !== "number" || Math.abs(now - value.t) > NOTICE_MAX_AGE_MS) return null;
       return typeof value.a === "string" ? { answer: value.a } : {};
@@ -101,6 +107,12 @@ export const NOTICE_MAX_AGE_MS = 5 * 60_000;
 type DerivedKey = { mac: Buffer; seal: Buffer; route: Buffer; fingerprint: string };
 
 const TAG_CHARS = 43; // 32 bytes, base64url without padding
+const SALT_BYTES = 16;
+
+/** The AES-256-GCM key of one notice: HMAC-SHA256 of its random salt under the fleet's sealing key. */
+function noticeKey(key: DerivedKey, salt: Buffer): Buffer {
+  return createHmac("sha256", key.seal).update(salt).digest();
+}
 
 /** Separate keys per use (HKDF-SHA256), so no tag of one kind is ever valid as another. */
 function derive(secret: string): DerivedKey {

@@ -51,7 +51,6 @@ export async function ensureMonthPartitions(pool: pg.Pool, now: Date, ahead = PA
     const { rows } = await retryOnLockTimeout(() =>
       withTransaction(pool, async (client) => {
         await client.query(`SET LOCAL lock_timeout = ${PARTITION_LOCK_TIMEOUT_MS}`);
-        await actAsPartitionOwner(client, "transaction");
         return client.query<{ made: number }>(`SELECT svc_create_month_partitions($1::date) AS made`, [month]);
       }),
     );
@@ -81,29 +80,6 @@ const LOCK_RETRY_PAUSE_MS = 500;
  * this long, so that downloads always under way do not keep a month from going.
  */
 export const RESULT_ROWS_DETACH_WAIT_MS = 60_000;
-
-/**
- * Month partitions are made, detached and dropped as the role that owns the
- * partitioned tables (PARTITION_OWNER_ROLE once `scripts/db-deploy.mjs` has run;
- * the schema owner until then), since Postgres lets only a table's owner do that.
- * The check-worker's own role is a member that does not inherit it (NOINHERIT):
- * this DDL alone acts as the owner, every other statement with the role's own
- * grants. "transaction": until COMMIT; "session": until RESET ROLE.
- */
-async function actAsPartitionOwner(client: pg.ClientBase, scope: "transaction" | "session"): Promise<void> {
-  const { rows } = await client.query<{ owner: string }>(`SELECT pg_get_userbyid(relowner) AS owner FROM pg_class WHERE oid = 'lookups'::regclass`);
-  await client.query(`SET ${scope === "transaction" ? "LOCAL " : ""}ROLE ${client.escapeIdentifier(rows[0]?.owner ?? "")}`);
-}
-
-/** `work` (DDL on month partitions) as the partitions' owner, on a connection outside a transaction. */
-async function asPartitionOwner<T>(client: pg.PoolClient, work: () => Promise<T>): Promise<T> {
-  await actAsPartitionOwner(client, "session");
-  try {
-    return await work();
-  } finally {
-    await client.query("RESET ROLE");
-  }
-}
 
 /** Runs `work` again after a pause when it failed on lock_timeout (55P03), up to LOCK_ATTEMPTS times; not once `stopping`. */
 async function retryOnLockTimeout<T>(work: () => Promise<T>, stopping?: AbortSignal): Promise<T> {
@@ -197,8 +173,19 @@ export function jobIdsOf(month: string): { from: string; to: string; length: num
  */
 export const PARTITION_LINGER_MS = 31 * 86_400_000;
 
-/** A month partition of lookups/result_rows, and the expiry up to which its rows are deleted row by row. */
-export type RowDeleteCutoff = { month: string; cutoff: Date; jobs: { from: string; to: string; length: number } };
+/**
+ * How late a month's drop may be before its rows are deleted row by row after all: the
+ * owner's partition upkeep runs hourly, so a month still there a day after its drop was
+ * due means the upkeep does not run (not deployed, or failing), and retention must not
+ * wait for it.
+ */
+export const PARTITION_DROP_OVERDUE_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * A month partition of lookups/result_rows, the expiry up to which its rows are deleted
+ * row by row, and when its drop is overdue (from then on every expired row is).
+ */
+export type RowDeleteCutoff = { month: string; cutoff: Date; overdueAt: Date; jobs: { from: string; to: string; length: number } };
 
 /**
  * For each month partition of `lookups`: rows that expire at or before `cutoff` are
@@ -225,7 +212,7 @@ export async function rowDeleteCutoffs(sql: Sql, lingerMs = PARTITION_LINGER_MS)
   return rows.map((r) => {
     const end = monthAfter(new Date(`${r.month}T00:00:00.000Z`), 1).getTime() + PARTITION_DROP_GRACE_MS;
     const droppedAt = Math.max(end, r.last?.getTime() ?? 0);
-    return { month: r.month, cutoff: new Date(droppedAt - lingerMs), jobs: jobIdsOf(r.month) };
+    return { month: r.month, cutoff: new Date(droppedAt - lingerMs), overdueAt: new Date(droppedAt + PARTITION_DROP_OVERDUE_MS), jobs: jobIdsOf(r.month) };
   });
 }
 
@@ -235,8 +222,19 @@ export async function rowDeleteCutoffs(sql: Sql, lingerMs = PARTITION_LINGER_MS)
  * all keep the same number of days, so their month's age is enough.
  */
 export function eventMonthExpired(month: string, now: Date): boolean {
+  return eventMonthDropDue(month) <= now.getTime();
+}
+
+/** When `month`'s events are all past retention (ms since the epoch): their partitions may go. */
+function eventMonthDropDue(month: string): number {
   const end = monthAfter(new Date(`${month}T00:00:00.000Z`), 1);
-  return end.getTime() + EVENT_RETENTION_DAYS * 86_400_000 + PARTITION_DROP_GRACE_MS <= now.getTime();
+  return end.getTime() + EVENT_RETENTION_DAYS * 86_400_000 + PARTITION_DROP_GRACE_MS;
+}
+
+/** Months of events whose partitions should have been dropped PARTITION_DROP_OVERDUE_MS ago: their rows go row by row. */
+export async function overdueEventMonths(sql: Sql, now: Date): Promise<string[]> {
+  const parts = (await monthPartitions(sql)).filter((p) => p.table === "events");
+  return [...new Set(parts.map((p) => p.month))].filter((m) => eventMonthDropDue(m) + PARTITION_DROP_OVERDUE_MS <= now.getTime()).sort();
 }
 
 export type DroppedMonth = { month: string; tables: string[] };
@@ -269,7 +267,7 @@ export async function dropExpiredPartitions(pool: pg.Pool, now: Date, stopping?:
        WHERE c.relkind = 'r' AND NOT c.relispartition AND c.relnamespace = current_schema()::regnamespace
          AND c.relname ~ '^(lookups|result_rows|events|delivery_attempts)_p[0-9]{4}_[0-9]{2}$'`,
     );
-    for (const o of orphans) await retryOnLockTimeout(() => asPartitionOwner(client, () => client.query(`DROP TABLE IF EXISTS "${o.name}"`)), stopping);
+    for (const o of orphans) await retryOnLockTimeout(() => client.query(`DROP TABLE IF EXISTS "${o.name}"`), stopping);
     const parts = await monthPartitions(client);
     const drop = async (table: MonthPartition["table"], month: string, tables: string[]) => {
       const part = parts.find((p) => p.table === table && p.month === month);
@@ -281,12 +279,12 @@ export async function dropExpiredPartitions(pool: pg.Pool, now: Date, stopping?:
         if (!current) return;
         if (table === "result_rows") await lockTimeout(RESULT_ROWS_DETACH_WAIT_MS);
         try {
-          await asPartitionOwner(client, () => cancellable(pool, client, `ALTER TABLE "${table}" DETACH PARTITION "${part.name}" ${current.detachPending ? "FINALIZE" : "CONCURRENTLY"}`, stopping));
+          await cancellable(pool, client, `ALTER TABLE "${table}" DETACH PARTITION "${part.name}" ${current.detachPending ? "FINALIZE" : "CONCURRENTLY"}`, stopping);
         } finally {
           if (table === "result_rows") await lockTimeout(PARTITION_LOCK_TIMEOUT_MS);
         }
       }, stopping);
-      await retryOnLockTimeout(() => asPartitionOwner(client, () => client.query(`DROP TABLE "${part.name}"`)), stopping);
+      await retryOnLockTimeout(() => client.query(`DROP TABLE "${part.name}"`), stopping);
       tables.push(part.name);
     };
     const months = [...new Set(parts.map((p) => p.month))].sort();
@@ -315,15 +313,17 @@ export async function dropExpiredPartitions(pool: pg.Pool, now: Date, stopping?:
     }
     return dropped;
   } finally {
-    if (locked) await client.query(`RESET ROLE; RESET lock_timeout; SELECT pg_advisory_unlock(hashtext('svc_drop_month_partitions'))`).catch(() => undefined);
+    if (locked) await client.query(`RESET lock_timeout; SELECT pg_advisory_unlock(hashtext('svc_drop_month_partitions'))`).catch(() => undefined);
     client.release();
   }
 }
 
 /**
- * The check-worker's partition upkeep, before each retention sweep: make the coming
- * months' partitions, then drop the months wholly past retention. What is left past
- * retention in months still holding live rows is deleted row by row (purgeExpired).
+ * The schema owner's partition upkeep (scripts/partition-upkeep.mjs, hourly): make the
+ * coming months' partitions, then drop the months wholly past retention (detaching
+ * needs the tables' owner). What is left past retention in months still holding live
+ * rows is deleted row by row by the check-worker (purgeExpired), which also makes the
+ * coming months' partitions itself (ensureMonthPartitions, through a function of the owner's).
  */
 export async function maintainPartitions(pool: pg.Pool, now: Date, stopping?: AbortSignal): Promise<{ created: string[]; dropped: DroppedMonth[] }> {
   const created = await ensureMonthPartitions(pool, now);

@@ -1,6 +1,6 @@
 import { LEGACY_MONTH } from "@svc/domain";
 import type { Sql } from "./db";
-import { EVENT_RETENTION_DAYS, PARTITION_LINGER_MS, rowDeleteCutoffs } from "./partitions";
+import { EVENT_RETENTION_DAYS, overdueEventMonths, PARTITION_LINGER_MS, rowDeleteCutoffs } from "./partitions";
 
 export type PurgeCounts = { lookups: number; jobs: number; cache: number; idempotency: number; usage: number; events: number; testKeyRequests: number };
 
@@ -19,20 +19,23 @@ const REFUSED_TEST_KEY_REQUEST_DAYS = 30;
  * Safe to run from every replica at once (SKIP LOCKED).
  *
  * Lookups and job rows of a month wholly past retention are not deleted here but
- * dropped with their partition (maintainPartitions, run first by the check-worker),
- * and expired ones whose month will be dropped within PARTITION_LINGER_MS of their
+ * dropped with their partition (maintainPartitions, the schema owner's upkeep), and
+ * expired ones whose month will be dropped within PARTITION_LINGER_MS of their
  * expiry wait for it (reads no longer show them); this deletes the expired rows of
  * months that hold rows kept much longer (accounts keep their data for different
- * numbers of days), and of the legacy partition.
+ * numbers of days), and of the legacy partition. A month whose drop is overdue
+ * (PARTITION_DROP_OVERDUE_MS: the upkeep is not running) has its expired rows, and its
+ * events, deleted here row by row: retention never depends on the upkeep.
  */
 export async function purgeExpired(sql: Sql, now: Date, options: { batch?: number; lingerMs?: number } = {}): Promise<PurgeCounts> {
   const batch = options.batch ?? 1_000;
   // Expired rows whose month will be dropped soon wait for it (rowDeleteCutoffs).
-  const cutoffs = await rowDeleteCutoffs(sql, options.lingerMs ?? PARTITION_LINGER_MS);
+  // A month whose drop is overdue waits no longer: up to now, like any other month's past rows.
+  const cutoffs = (await rowDeleteCutoffs(sql, options.lingerMs ?? PARTITION_LINGER_MS)).map((c) => ({ ...c, cutoff: c.cutoff < now && c.overdueAt > now ? c.cutoff : now }));
   // Each month partition is searched on its own expires_at index up to its own cutoff, so
   // the expired rows waiting for their month (about a month of traffic) are never read;
   // the legacy partition (ids without a month) up to now.
-  const months = [...cutoffs.map((c) => ({ month: c.month, cutoff: c.cutoff < now ? c.cutoff : now })), { month: LEGACY_MONTH, cutoff: now }];
+  const months = [...cutoffs.map((c) => ({ month: c.month, cutoff: c.cutoff })), { month: LEGACY_MONTH, cutoff: now }];
   const lookups = await sql.query(
     // With the partition key, so each deleted lookup is found in its own partition.
     `DELETE FROM lookups WHERE (id, id_month) IN (
@@ -70,6 +73,14 @@ export async function purgeExpired(sql: Sql, now: Date, options: { batch?: numbe
        AND created_at <= $1::timestamptz - make_interval(days => $3) LIMIT $2 FOR UPDATE SKIP LOCKED)`,
     [now, batch, EVENT_RETENTION_DAYS],
   );
+  // Months of events whose drop is overdue: every event in them is past retention.
+  const overdue = await overdueEventMonths(sql, now);
+  const overdueEvents = overdue.length === 0
+    ? { rowCount: 0 }
+    : await sql.query(
+        `DELETE FROM events WHERE (id, id_month) IN (SELECT id, id_month FROM events WHERE id_month = ANY($1::date[]) LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+        [overdue, batch],
+      );
   const testKeyRequests = await sql.query(
     `DELETE FROM test_key_requests WHERE id IN (SELECT id FROM test_key_requests
        WHERE outcome <> 'issued' AND created_at <= $1::timestamptz - make_interval(days => $3) LIMIT $2 FOR UPDATE SKIP LOCKED)`,
@@ -81,7 +92,7 @@ export async function purgeExpired(sql: Sql, now: Date, options: { batch?: numbe
     cache: cache.rowCount ?? 0,
     idempotency: idempotency.rowCount ?? 0,
     usage: usage.rowCount ?? 0,
-    events: events.rowCount ?? 0,
+    events: (events.rowCount ?? 0) + (overdueEvents.rowCount ?? 0),
     testKeyRequests: testKeyRequests.rowCount ?? 0,
   };
 }

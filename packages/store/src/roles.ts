@@ -1,3 +1,4 @@
+import { createHash, createHmac, pbkdf2Sync, randomBytes } from "node:crypto";
 import type pg from "pg";
 
 /**
@@ -27,19 +28,20 @@ export const DEFAULT_SERVICE_ROLES: Record<ServiceName, string> = {
 };
 
 /**
- * Owns the four month-partitioned tables and their partitions (NOLOGIN). The
- * check-worker makes and drops month partitions, which Postgres allows only a
- * table's owner; its role is a member that does not inherit (NOINHERIT), so only
- * its partition upkeep, which says `SET ROLE` for its DDL, acts as the owner. The
- * ledger, accounts and keys stay owned by the schema owner, out of its reach.
+ * Month partitions: the check-worker makes the coming months' through
+ * svc_create_month_partitions, a SECURITY DEFINER function of the schema owner (it may
+ * call that one function, and own nothing); detaching and dropping past months needs
+ * the tables' owner and a session of its own (DETACH ... CONCURRENTLY), so the schema
+ * owner's partition upkeep does it (scripts/partition-upkeep.mjs). A role that owned
+ * the partitioned tables could put triggers or policies on them that run as whoever
+ * touches them next: no service's role is given that.
  */
-export const PARTITION_OWNER_ROLE = "svc_partition_owner";
-export const PARTITIONED_TABLES = ["lookups", "result_rows", "events", "delivery_attempts"] as const;
+export const PARTITION_FUNCTIONS = ["svc_create_month_partitions(date)"] as const;
 
 type Columns = readonly string[];
 /** `true`: the whole table; a list: those columns only. */
 type TableGrant = { select?: true | Columns; insert?: true | Columns; update?: true | Columns; delete?: true };
-type ServiceGrants = { tables: Record<string, TableGrant>; sequences: readonly string[] };
+type ServiceGrants = { tables: Record<string, TableGrant>; sequences: readonly string[]; functions?: readonly string[] };
 
 /** Whatever runs `SELECT ... FOR UPDATE` needs UPDATE on a column: this one, when it updates nothing else. */
 const LOCK_ONLY = ["created_at"] as const;
@@ -105,6 +107,7 @@ export const SERVICE_GRANTS: Record<ServiceName, ServiceGrants> = {
       test_key_requests: { select: true, update: LOCK_ONLY, delete: true },
     },
     sequences: ["ledger_entries_id_seq"],
+    functions: PARTITION_FUNCTIONS,
   },
   "billing-ledger": {
     tables: {
@@ -150,17 +153,19 @@ export function grantStatements(client: pg.ClientBase, service: ServiceName, rol
     statements.push(`GRANT ${privileges.join(", ")} ON TABLE ${ident(client, table)} TO ${who}`);
   }
   for (const sequence of SERVICE_GRANTS[service].sequences) statements.push(`GRANT USAGE ON SEQUENCE ${ident(client, sequence)} TO ${who}`);
+  // Names with their argument types, written here: never from outside.
+  for (const fn of SERVICE_GRANTS[service].functions ?? []) statements.push(`GRANT EXECUTE ON FUNCTION ${fn} TO ${who}`);
   return statements;
 }
 
 /**
  * Creates (or updates the password of) each service's login role and gives it
  * exactly SERVICE_GRANTS in this database: everything it held on the schema's
- * tables and sequences is revoked first, so a grant removed from the list is
- * removed from the database too. Hands the month-partitioned tables to
- * PARTITION_OWNER_ROLE and makes the check-worker its (non-inheriting) member.
- * Runs as the schema owner, which needs CREATEROLE (or is a superuser); in one
- * transaction, and idempotent: run after every migration.
+ * tables, sequences and functions is revoked first, so a grant removed from the list
+ * is removed from the database too, and a role that existed with more (SUPERUSER,
+ * CREATEROLE, BYPASSRLS, ...) loses it. Runs as the schema owner, which needs
+ * CREATEROLE (or is a superuser); in one transaction, and idempotent: run after
+ * every migration.
  */
 export async function applyServiceRoles(client: pg.ClientBase, logins: Record<ServiceName, ServiceLogin>): Promise<void> {
   // Roles belong to the whole server, and Postgres' locks that serialise changes to
@@ -190,20 +195,21 @@ async function applyOnce(client: pg.ClientBase, logins: Record<ServiceName, Serv
   try {
     // One run at a time in this database (several replicas of a migration Job, say).
     await client.query(`SELECT pg_advisory_xact_lock(hashtext('svc_apply_service_roles'))`);
-    await ensureRole(client, PARTITION_OWNER_ROLE, "NOLOGIN");
-    if (!owner.superuser) await client.query(`GRANT ${ident(client, PARTITION_OWNER_ROLE)} TO ${ident(client, owner.name)}`);
-    await handPartitionsToOwnerRole(client);
+    // Nobody but the owner creates objects in the schema (a database upgraded from before PostgreSQL 15 still lets everyone).
+    await client.query(`REVOKE CREATE ON SCHEMA public FROM PUBLIC`);
 
     const database = (await client.query<{ db: string }>(`SELECT current_database() AS db`)).rows[0]?.db as string;
     for (const service of SERVICES) {
       const { role, password } = logins[service];
-      // NOINHERIT: membership in the partition owner role is used only by an explicit SET ROLE.
-      await ensureRole(client, role, `LOGIN NOINHERIT${password === undefined ? "" : ` PASSWORD ${literal(client, password)}`}`);
+      // A login and nothing more, whatever the role was before; the password as a SCRAM
+      // verifier, so the statement (which a failure may log) never holds it in clear.
+      await ensureRole(client, role, `LOGIN NOINHERIT NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS${password === undefined ? "" : ` PASSWORD ${literal(client, scramVerifier(password))}`}`);
       const who = ident(client, role);
       await client.query(`GRANT CONNECT ON DATABASE ${ident(client, database)} TO ${who}`);
       await client.query(`GRANT USAGE ON SCHEMA public TO ${who}`);
       await client.query(`REVOKE ALL ON ALL TABLES IN SCHEMA public FROM ${who}`);
       await client.query(`REVOKE ALL ON ALL SEQUENCES IN SCHEMA public FROM ${who}`);
+      await client.query(`REVOKE ALL ON ALL FUNCTIONS IN SCHEMA public FROM ${who}`);
       // Column grants are not covered by REVOKE ... ON ALL TABLES: revoke each one held.
       const { rows: columns } = await client.query<{ table_name: string; column_name: string; privilege_type: string }>(
         `SELECT table_name, column_name, privilege_type FROM information_schema.column_privileges
@@ -212,8 +218,6 @@ async function applyOnce(client: pg.ClientBase, logins: Record<ServiceName, Serv
       );
       for (const c of columns) await client.query(`REVOKE ${c.privilege_type} (${ident(client, c.column_name)}) ON TABLE ${ident(client, c.table_name)} FROM ${who}`);
       for (const statement of grantStatements(client, service, role)) await client.query(statement);
-      if (service === "check-worker") await client.query(`GRANT ${ident(client, PARTITION_OWNER_ROLE)} TO ${who}`);
-      else await client.query(`REVOKE ${ident(client, PARTITION_OWNER_ROLE)} FROM ${who}`);
     }
     await client.query("COMMIT");
   } catch (err) {
@@ -228,21 +232,16 @@ async function ensureRole(client: pg.ClientBase, role: string, options: string):
 }
 
 /**
- * The partitioned tables and every partition of theirs (the legacy ones too) owned
- * by PARTITION_OWNER_ROLE, which may create tables in the schema (new months) and
- * reference the tables their foreign keys point at.
+ * PostgreSQL's SCRAM-SHA-256 verifier of `password` (RFC 5802/7677, as libpq's
+ * PQencryptPasswordConn makes it): what `PASSWORD '...'` may carry instead of the
+ * password. Printable ASCII only (SASLprep leaves it unchanged, so the server's
+ * verification of it matches).
  */
-async function handPartitionsToOwnerRole(client: pg.ClientBase): Promise<void> {
-  const to = ident(client, PARTITION_OWNER_ROLE);
-  await client.query(`GRANT USAGE, CREATE ON SCHEMA public TO ${to}`);
-  await client.query(`GRANT REFERENCES ON ALL TABLES IN SCHEMA public TO ${to}`);
-  const { rows } = await client.query<{ name: string }>(
-    `WITH RECURSIVE tree AS (
-       SELECT c.oid FROM pg_class c WHERE c.relnamespace = 'public'::regnamespace AND c.relname = ANY($1::text[])
-       UNION ALL SELECT i.inhrelid FROM pg_inherits i JOIN tree t ON i.inhparent = t.oid)
-     SELECT c.relname AS name FROM tree JOIN pg_class c ON c.oid = tree.oid
-     WHERE pg_get_userbyid(c.relowner) <> $2`,
-    [PARTITIONED_TABLES, PARTITION_OWNER_ROLE],
-  );
-  for (const { name } of rows) await client.query(`ALTER TABLE ${ident(client, name)} OWNER TO ${to}`);
+export function scramVerifier(password: string, salt = randomBytes(16), iterations = 4096): string {
+  if (!/^[\x21-\x7e]+$/.test(password)) throw new Error("a service's database password must be printable ASCII without spaces");
+  const salted = pbkdf2Sync(password, salt, iterations, 32, "sha256");
+  const clientKey = createHmac("sha256", salted).update("Client Key").digest();
+  const storedKey = createHash("sha256").update(clientKey).digest();
+  const serverKey = createHmac("sha256", salted).update("Server Key").digest();
+  return `SCRAM-SHA-256$${iterations}:${salt.toString("base64")}$${storedKey.toString("base64")}:${serverKey.toString("base64")}`;
 }

@@ -3,7 +3,7 @@ import "./tracing";
 import { loadDotEnv } from "@svc/config";
 import { QUEUES } from "@svc/queues";
 import { runWorkerService, startService, type WorkerContext } from "@svc/core";
-import { maintainPartitions, purgeExpired } from "@svc/store";
+import { ensureMonthPartitions, purgeExpired } from "@svc/store";
 import { loadCheckWorkerConfig } from "./config";
 import { runLiveLookup } from "./live-lookups";
 import { buildRunner } from "./sources";
@@ -13,18 +13,21 @@ import type { WorkDeps } from "./leased-work";
 import { reconcileCancelledJobs, reconcileJobChunks, reconcileLiveLookups } from "./reconcile";
 
 /**
- * Makes the coming months' partitions and drops the months wholly past retention, then
- * deletes the other lookups, job results, cache entries and usage past their retention
- * (reads already 404).
+ * Makes the coming months' partitions (through svc_create_month_partitions: the
+ * check-worker owns no table), then deletes the lookups, job results, cache entries
+ * and usage past their retention (reads already 404). Months wholly past retention
+ * are dropped by the schema owner's partition upkeep (scripts/partition-upkeep.mjs);
+ * where it does not run, their expired rows are deleted here once their month's drop
+ * is due (rowDeleteCutoffs).
  */
 async function purgeRetention(ctx: WorkerContext, lingerDays: number, stopping: AbortSignal): Promise<void> {
-  // Upkeep failing (a lock not granted in time, a role that does not own the tables) must not stop the deletes below.
-  const partitions = await maintainPartitions(ctx.store.pool, ctx.now(), stopping).catch((err: unknown) => {
-    if (!stopping.aborted) ctx.logger.error({ err }, "month partition upkeep failed; retried at the next sweep");
-    return null;
+  // Upkeep failing (a lock not granted in time) must not stop the deletes below.
+  const created = await ensureMonthPartitions(ctx.store.pool, ctx.now()).catch((err: unknown) => {
+    ctx.logger.error({ err }, "making the coming months' partitions failed; retried at the next sweep");
+    return [];
   });
   if (stopping.aborted) return;
-  if (partitions && (partitions.created.length > 0 || partitions.dropped.length > 0)) ctx.logger.info(partitions, "month partitions made and dropped");
+  if (created.length > 0) ctx.logger.info({ created }, "month partitions made");
   const counts = await purgeExpired(ctx.store.pool, ctx.now(), { lingerMs: lingerDays * 86_400_000 });
   if (Object.values(counts).some((n) => n > 0)) ctx.logger.info(counts, "purged past retention");
 }
