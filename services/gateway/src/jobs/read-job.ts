@@ -41,9 +41,13 @@ export function deleteJobHandler(deps: Deps): Handler {
     const job = await visibleJob(deps, caller, params.id ?? "", !caller.scopes.includes("jobs:read_all"));
     const now = deps.now();
     if (FINAL_JOB_STATUSES.includes(job.status)) {
-      const purged = await withTransaction(deps.store.pool, (client) => purgeJobResults(client, job.id, now));
-      // Finished before jobs were settled at their finish: settled first, purged by a repeat.
-      if (purged === "unsettled") await finishInCheckWorker(deps, job.id, res);
+      const purge = () => withTransaction(deps.store.pool, (client) => purgeJobResults(client, job.id, now));
+      // Finished before jobs were settled at their finish: settled by the check-worker first, then purged.
+      if ((await purge()) === "unsettled") {
+        await finishInCheckWorker(deps, job.id, res);
+        // Never a 200 that has deleted nothing: the caller asked for the rows to go.
+        if ((await purge()) === "unsettled") throw new ApiError("temporarily_unavailable", { message: "The job's results could not be deleted yet; try again.", retryAfterSeconds: 5 });
+      }
     } else {
       const cancelled = await withTransaction(deps.store.pool, (client) => cancelJob(client, job.id, now));
       // Nothing in flight: the job is finished and settled in one transaction by the check-worker.
