@@ -4,10 +4,11 @@ import { bodies, startMcp, startRecorder, type McpSession, type Recorder } from 
 
 /**
  * A confirmation is bound to what was confirmed: `confirmation_required` hands out a
- * single-use token bound to the tool, its exact arguments and the quoted cost, and
+ * token for one call, bound to the tool, its exact arguments and the quoted cost, and
  * `confirm_max_cost` is accepted only with such a token. Every way around it is
  * refused with `confirmation_invalid` (or `cost_limit_exceeded` for an amount below
- * the quote) before anything is sent. The built server over stdio, against the real
+ * the quote) before anything is sent. The token is spent only once its call has a
+ * definitive outcome; after a lost answer it stays good for the identical repeat. The built server over stdio, against the real
  * gateway behind a recording relay; test keys (free, but more than 100 numbers needs
  * confirmation) and an agent key at live prices for amounts.
  */
@@ -124,8 +125,10 @@ describe("a token confirms exactly the call that was quoted", () => {
     const list = { numbers: numbersList(101, 6000), checks: ["spam"] };
     const q = await quote(mcp, "create_job", list);
     const [a, b] = await Promise.all([mcp.call("create_job", { ...list, ...confirmFields(q) }), mcp.call("create_job", { ...list, ...confirmFields(q) })]);
-    const outcomes = [a, b].map((r) => (r.isError ? r.data.error.reason : "created")).sort();
-    expect(outcomes).toEqual(["already_used", "created"]);
+    const outcomes = [a, b].map((r) => (r.isError ? r.data.error.reason : "created"));
+    // The loser is refused while the winner's call runs (in_use) or after it is done (already_used).
+    expect(outcomes).toContain("created");
+    expect(outcomes.filter((o) => o !== "created")).toEqual([expect.stringMatching(/^(in_use|already_used)$/)]);
     expect(sent("POST", "/v1/jobs")).toBe(1);
   });
 
@@ -201,5 +204,101 @@ describe("the approved amount against the quote (agent key, live prices)", () =>
     expect(over.isError).toBe(false);
     expect(over.data.cost).toEqual({ max_cost: "0.20", max_cost_sent: "0.25", confirmed: true, currency: "USD" });
     expect(bodies(recorder.requests, "POST", "/v1/lookup")).toEqual([expect.objectContaining({ max_cost: { amount: "0.25" } })]);
+  });
+});
+
+describe("a token is spent once its call has a definitive outcome, and kept for the identical repeat otherwise", () => {
+  const jobKeys = () => recorder.requests.filter((r) => r.method === "POST" && r.path === "/v1/jobs").map((r) => r.headers["idempotency-key"]);
+
+  it("create_job whose answers are lost (the job was created): the token is kept, the identical repeat returns the same job under the same key, then the token is spent", async () => {
+    const list = { numbers: numbersList(110, 2000), checks: ["spam"] };
+    const q = await quote(mcp, "create_job", list);
+    const before = await jobsOf(k.accountId);
+    recorder.requests.length = 0;
+    const loss = recorder.loseAnswers("POST", "/v1/jobs");
+    let lost;
+    try {
+      lost = await mcp.call("create_job", { ...list, ...confirmFields(q) });
+    } finally {
+      loss.stop();
+    }
+    expect(lost.isError).toBe(true);
+    expect(lost.data.error).toMatchObject({ code: "connection_error", retryable: true, confirmation_token_kept: true });
+    expect(lost.data.error.message).toContain("The confirmation_token is still good for this call");
+    expect(loss.lost).toBeGreaterThanOrEqual(1); // the SDK's own retries met the same fault
+    const created = (await jobsOf(k.accountId)).filter((id) => !before.includes(id));
+    expect(created).toHaveLength(1); // the API did the work; only its answer was lost
+
+    const repeat = await mcp.call("create_job", { ...list, ...confirmFields(q) });
+    expect(repeat.isError).toBe(false);
+    expect(repeat.data).toMatchObject({ replayed: true, job: { id: created[0] }, cost: { confirmed: true } });
+    expect(new Set(jobKeys()).size).toBe(1); // every attempt of both calls: one derived Idempotency-Key
+    expect(jobKeys()[0]).toMatch(/^mcp-job-/);
+    expect((await jobsOf(k.accountId)).filter((id) => !before.includes(id))).toEqual(created);
+
+    recorder.requests.length = 0;
+    expectInvalid(await mcp.call("create_job", { ...list, ...confirmFields(q) }), "already_used");
+    expect(recorder.requests).toEqual([]);
+  });
+
+  it("a confirmed lookup whose answers are lost: kept for the identical repeat only (another amount is amount_changed), which replays the first lookup: one lookup made", async () => {
+    const agent = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "agent", scopes: ["lookup:write"] });
+    const s = await session({ SVC_API_KEY: agent.key, SVC_MCP_CONFIRM_ABOVE: "0.10" });
+    const args = { numbers: numbersList(100, 3000), checks: ["spam"], wait: 0 }; // 100 × 0.002 = 0.20 USD
+    const q = await quote(s, "lookup", args);
+    recorder.requests.length = 0;
+    const loss = recorder.loseAnswers("POST", "/v1/lookup");
+    let lost;
+    try {
+      lost = await s.call("lookup", { ...args, ...confirmFields(q) });
+    } finally {
+      loss.stop();
+    }
+    expect(lost.data.error).toMatchObject({ code: "connection_error", retryable: true, confirmation_token_kept: true });
+    const lookups = async () => (await gw.store.pool.query(`SELECT id FROM lookups WHERE account_id = $1`, [agent.accountId])).rows.map((r: { id: string }) => r.id);
+    const done = await lookups();
+    expect(done).toHaveLength(1);
+
+    // The same token with more money approved would be another request (another max_cost): refused, nothing sent.
+    recorder.requests.length = 0;
+    const more = await s.call("lookup", { ...args, confirm_max_cost: "0.25", confirmation_token: q.confirmation_token });
+    expectInvalid(more, "amount_changed", "confirm_max_cost");
+    expect(more.data.error.message).toContain('confirm_max_cost: "0.20"');
+    expect(recorder.requests).toEqual([]);
+
+    const repeat = await s.call("lookup", { ...args, ...confirmFields(q) });
+    expect(repeat.isError).toBe(false);
+    expect(repeat.data).toMatchObject({ replayed: true, lookup: { id: done[0] } });
+    const keys = recorder.requests.filter((r) => r.method === "POST").map((r) => r.headers["idempotency-key"]);
+    expect(keys).toEqual([expect.stringMatching(/^mcp-lookup-/)]);
+    expect(await lookups()).toEqual(done);
+    expectInvalid(await s.call("lookup", { ...args, ...confirmFields(q) }), "already_used");
+  });
+
+  it("while its call runs, a second call with the token is refused (in_use) without sending anything; once it is done, already_used", async () => {
+    const list = { numbers: numbersList(105, 5000), checks: ["spam"] };
+    const q = await quote(mcp, "create_job", list);
+    const held = recorder.hold("POST", "/v1/jobs");
+    const first = mcp.call("create_job", { ...list, ...confirmFields(q) });
+    await held.arrived;
+    recorder.requests.length = 0;
+    const second = await mcp.call("create_job", { ...list, ...confirmFields(q) });
+    expectInvalid(second, "in_use");
+    expect(recorder.requests).toEqual([]);
+    held.release();
+    expect((await first).isError).toBe(false);
+    expectInvalid(await mcp.call("create_job", { ...list, ...confirmFields(q) }), "already_used");
+  });
+
+  it("a refusal the API marks not retryable spends the token: the identical repeat is already_used", async () => {
+    const list = { numbers: numbersList(102, 9000), checks: ["spam"], webhook_endpoint_id: "we_doesnotexist" };
+    const q = await quote(mcp, "create_job", list);
+    const refused = await mcp.call("create_job", { ...list, ...confirmFields(q) });
+    expect(refused.data.error).toMatchObject({ code: "invalid_request", retryable: false, param: "webhook_endpoint_id" });
+    expect(refused.data.error.confirmation_token_kept).toBeUndefined();
+    expect(sent("POST", "/v1/jobs")).toBe(1);
+    recorder.requests.length = 0;
+    expectInvalid(await mcp.call("create_job", { ...list, ...confirmFields(q) }), "already_used");
+    expect(recorder.requests).toEqual([]);
   });
 });

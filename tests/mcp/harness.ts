@@ -82,12 +82,20 @@ export type Recorder = {
    * makes something happen between the MCP server's decision and the API's answer.
    */
   hold(method: string, path: string): { arrived: Promise<void>; release(): void };
+  /**
+   * Loses the answers to `method path` until `stop()`: each request is passed on to
+   * the gateway, which does the work and answers; the relay reads the whole answer,
+   * then cuts the client's connection without writing it. A response lost on the way
+   * back, on real sockets: the API acted, the caller cannot know. `lost` counts them.
+   */
+  loseAnswers(method: string, path: string): { readonly lost: number; stop(): void };
   close(): Promise<void>;
 };
 
 export async function startRecorder(target: string): Promise<Recorder> {
   const requests: Recorded[] = [];
   const holds: Array<{ method: string; path: string; arrive: () => void; released: Promise<void> }> = [];
+  const losses: Array<{ method: string; path: string; lost: number }> = [];
   const upstream = new URL(target);
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -101,9 +109,19 @@ export async function startRecorder(target: string): Promise<Recorder> {
         h!.arrive();
         await h!.released;
       }
+      const loss = losses.find((l) => l.method === req.method && l.path === (req.url ?? "").split("?")[0]);
       const out = httpRequest(
         { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host } },
         (up) => {
+          if (loss) {
+            // Read the gateway's whole answer (it has done the work), then drop the client's connection unanswered.
+            up.resume();
+            up.on("end", () => {
+              loss.lost += 1;
+              req.socket.destroy();
+            });
+            return;
+          }
           res.writeHead(up.statusCode ?? 502, up.headers);
           up.pipe(res);
         },
@@ -123,6 +141,19 @@ export async function startRecorder(target: string): Promise<Recorder> {
       const released = new Promise<void>((r) => (release = r));
       holds.push({ method, path: p, arrive, released });
       return { arrived, release };
+    },
+    loseAnswers(method, p) {
+      const loss = { method, path: p, lost: 0 };
+      losses.push(loss);
+      return {
+        get lost() {
+          return loss.lost;
+        },
+        stop() {
+          const i = losses.indexOf(loss);
+          if (i >= 0) losses.splice(i, 1);
+        },
+      };
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -50,7 +50,8 @@ describe("tools", () => {
     expect((create.inputSchema.properties as any).numbers.maxItems).toBe(50_000);
     expect((create.inputSchema.properties as any).confirm_max_cost).toMatchObject({ type: "string", pattern: expect.any(String) });
     expect((create.inputSchema.properties as any).confirm_max_cost.description).toContain("confirmation_token");
-    expect((create.inputSchema.properties as any).confirmation_token).toMatchObject({ type: "string", maxLength: 512, description: expect.stringContaining("Single use") });
+    expect((create.inputSchema.properties as any).confirmation_token).toMatchObject({ type: "string", maxLength: 512, description: expect.stringContaining("for one call: spent once that call is done or refused for good") });
+    expect((create.inputSchema.properties as any).confirmation_token.description).toContain("After an error with retryable: true it is still good");
     for (const name of PAYING) expect(tools.find((t) => t.name === name)!.description).toContain("confirmation_token");
     expect(tools.find((t) => t.name === "get_job")!.inputSchema.required).toEqual(["id"]);
   });

@@ -1,6 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { APIError } from "@svc/sdk";
 import { CONFIRM_NUMBERS_ABOVE, type McpConfig } from "./config.js";
-import type { ConfirmationBook, Ticket, TokenProblem } from "./confirmation-token.js";
+import type { ConfirmationBook, Ticket, TokenHold, TokenProblem } from "./confirmation-token.js";
 import { formatMicros, toMicros } from "./money.js";
 import { fail } from "./results.js";
 
@@ -28,8 +29,11 @@ export interface Approval {
 }
 
 export type Decision =
-  /** Go ahead, sending `maxCost` as the request's `max_cost`: the API refuses anything dearer. */
-  | { proceed: true; maxCost: string; confirmed: boolean }
+  /**
+   * Go ahead, sending `maxCost` as the request's `max_cost`: the API refuses anything
+   * dearer. A confirmed call holds its token (`hold`): send through `sendSettling`.
+   */
+  | { proceed: true; maxCost: string; confirmed: boolean; hold: TokenHold | null }
   | { proceed: false; result: CallToolResult };
 
 /** The arguments a confirmation is bound to: all of them except the confirmation fields. */
@@ -50,8 +54,10 @@ export function boundArguments<T extends ConfirmationFields>(args: T): Omit<T, k
  *   arguments; otherwise `confirmation_invalid` with a `reason`.
  * - An amount below the quote the token carries is `cost_limit_exceeded`: the user
  *   approved less than the call may cost. The token stays valid for the right amount.
+ * - A token already sent once without a definitive answer (see `sendSettling`) fits
+ *   only the same amount again (`amount_changed`): the repeat must be the same request.
  *
- * Nothing is spent here: a refusal leaves the token as it was.
+ * Nothing is taken here: a refusal leaves the token as it was.
  */
 export function readApproval(tool: string, args: ConfirmationFields & Record<string, unknown>, book: ConfirmationBook): { approval: Approval | null } | { refused: CallToolResult } {
   const amount = args.confirm_max_cost;
@@ -68,23 +74,20 @@ export function readApproval(tool: string, args: ConfirmationFields & Record<str
   if (limit === null) return { refused: confirmationInvalid(tool, "missing_amount", book) };
   const checked = book.check(tool, boundArguments(args), token);
   if (!checked.ok) return { refused: confirmationInvalid(tool, checked.problem, book) };
-  const quote = checked.ticket.quoteMicros;
-  if (limit < quote) {
+  const { ticket } = checked;
+  const quote = formatMicros(ticket.quoteMicros);
+  if (limit < ticket.quoteMicros) {
     return {
-      refused: fail({
-        code: "cost_limit_exceeded",
-        status: null,
-        retryable: false,
-        param: "confirm_max_cost",
-        message:
-          `Refused, nothing sent or charged: confirm_max_cost (${formatMicros(limit)} USD) is below the ${formatMicros(quote)} USD this call was quoted. ` +
-          `Only the user can approve more: ask them to approve up to ${formatMicros(quote)} USD, then repeat the call with confirm_max_cost: "${formatMicros(quote)}" and the same confirmation_token.`,
-        max_cost: formatMicros(quote),
-        max_cost_sent: formatMicros(limit),
-      }),
+      refused: costLimitExceeded(
+        ticket.quoteMicros,
+        limit,
+        `Refused, nothing sent or charged: confirm_max_cost (${formatMicros(limit)} USD) is below the ${quote} USD this call was quoted. ` +
+          `Only the user can approve more: ask them to approve up to ${quote} USD, then repeat the call with confirm_max_cost: "${quote}" and the same confirmation_token.`,
+      ),
     };
   }
-  return { approval: { limitMicros: limit, ticket: checked.ticket } };
+  if (ticket.sentWithMicros !== null && ticket.sentWithMicros !== limit) return { refused: confirmationInvalid(tool, "amount_changed", book, ticket.sentWithMicros) };
+  return { approval: { limitMicros: limit, ticket } };
 }
 
 /**
@@ -93,13 +96,15 @@ export function readApproval(tool: string, args: ConfirmationFields & Record<str
  * - Without an approval, a call whose maximum possible cost is above the threshold
  *   (SVC_MCP_CONFIRM_ABOVE, default 1.00 USD), or that covers more than 100 numbers,
  *   is not sent: the answer is `confirmation_required` with the amount, the counts and
- *   a single-use token bound to this call. Otherwise it is sent with `max_cost` = the
- *   threshold, so the API itself refuses it should the cost have risen past it.
+ *   a token bound to this call, good for one call. Otherwise it is sent with
+ *   `max_cost` = the threshold, so the API itself refuses it should the cost have
+ *   risen past it.
  * - With an approval, the call goes ahead only if the cost (computed again, now) is at
  *   most the approved amount, and is sent with `max_cost` = that amount, so the API
  *   refuses anything dearer (`cost_limit_exceeded`) at the moment it reserves. The
- *   token is spent here, synchronously, right before sending: of two calls racing with
- *   one token only the first goes ahead.
+ *   token is held here, synchronously, right before sending: of two calls racing with
+ *   one token only the first goes ahead (the other: `in_use`). `sendSettling` spends
+ *   or releases it by the outcome.
  *
  * Test keys cost nothing (their prices are 0) but the 100-numbers rule applies.
  */
@@ -109,23 +114,65 @@ export function decide(tool: string, args: Record<string, unknown>, a: Assessmen
     if (a.maxCostMicros > limit) {
       return {
         proceed: false,
-        result: fail({
-          code: "cost_limit_exceeded",
-          status: null,
-          retryable: false,
-          param: "confirm_max_cost",
-          message: `Refused: the maximum possible cost is now ${formatMicros(a.maxCostMicros)} USD, higher than confirm_max_cost (${formatMicros(limit)} USD). Nothing was sent or charged. Call ${tool} again without confirm_max_cost and confirmation_token for a new quote, and confirm that amount with the user.`,
-          max_cost: formatMicros(a.maxCostMicros),
-          max_cost_sent: formatMicros(limit),
-        }),
+        result: costLimitExceeded(
+          a.maxCostMicros,
+          limit,
+          `Refused: the maximum possible cost is now ${formatMicros(a.maxCostMicros)} USD, higher than confirm_max_cost (${formatMicros(limit)} USD). Nothing was sent or charged. Call ${tool} again without confirm_max_cost and confirmation_token for a new quote, and confirm that amount with the user.`,
+        ),
       };
     }
-    if (!book.spend(approval.ticket)) return { proceed: false, result: confirmationInvalid(tool, "already_used", book) };
-    return { proceed: true, maxCost: formatMicros(limit), confirmed: true };
+    const held = book.hold(approval.ticket, limit);
+    if (!held.ok) return { proceed: false, result: confirmationInvalid(tool, held.problem, book, held.sentWithMicros) };
+    return { proceed: true, maxCost: formatMicros(limit), confirmed: true, hold: held.hold };
   }
   const reasons = confirmationReasons(a, config);
-  if (reasons.length === 0) return { proceed: true, maxCost: formatMicros(config.confirmAboveMicros), confirmed: false };
+  if (reasons.length === 0) return { proceed: true, maxCost: formatMicros(config.confirmAboveMicros), confirmed: false, hold: null };
   return { proceed: false, result: confirmationRequired(tool, args, a, reasons, book, config) };
+}
+
+/**
+ * Sends what a decision let through and settles the token it holds by the outcome.
+ * Spent once the call has a definitive one: an answer (success, or an API error not
+ * marked retryable), after which the API will not do it again or has done it for
+ * good. Released otherwise (a retryable API error, a lost connection, a timeout, a
+ * cancelled call): the API may or may not have acted, so the identical repeat (same
+ * arguments, same amount, same token, before it expires) must go through, and it
+ * carries the same Idempotency-Key (create_job's derived from the request, lookup's
+ * from the token: `confirmedLookupKey`), so the API answers it with the first call's
+ * result instead of doing it twice.
+ */
+export async function sendSettling<T>(hold: TokenHold | null, send: () => Promise<T>): Promise<T> {
+  if (hold === null) return send();
+  let definitive = false;
+  try {
+    const value = await send();
+    definitive = true;
+    return value;
+  } catch (err) {
+    definitive = isDefinitiveFailure(err);
+    throw err;
+  } finally {
+    if (definitive) hold.spend();
+    else hold.release();
+  }
+}
+
+/** An API answer refusing the call for good: sending it again would be refused again (or replayed). */
+export function isDefinitiveFailure(err: unknown): boolean {
+  return err instanceof APIError && !err.retryable;
+}
+
+/** `cost_limit_exceeded` decided here, before anything is sent: the cost the call may reach against the amount approved. */
+function costLimitExceeded(costMicros: bigint, limitMicros: bigint, message: string): CallToolResult {
+  return fail({
+    code: "cost_limit_exceeded",
+    status: null,
+    retryable: false,
+    param: "confirm_max_cost",
+    message,
+    max_cost: formatMicros(costMicros),
+    max_cost_sent: formatMicros(limitMicros),
+  });
 }
 
 /** Why a call without an approval would need one (empty: it would not). */
@@ -160,7 +207,7 @@ function confirmationRequired(tool: string, args: Record<string, unknown>, a: As
     message:
       `Not done, nothing charged: ${tool} needs confirmation because ${why}.${free} ` +
       `Ask the user to approve up to ${cost} USD for ${identifiers} identifiers (${a.numbers} numbers, ${a.emails} e-mails), ` +
-      `then call ${tool} again with exactly the same arguments plus confirm_max_cost: "${cost}" and the confirmation_token from confirm.arguments, within ${minutes(book)}. The token is good for that one call only.`,
+      `then call ${tool} again with exactly the same arguments plus confirm_max_cost: "${cost}" and the confirmation_token from confirm.arguments, within ${minutes(book)}. The token is good for that one call only (should it fail with retryable: true, repeat it identically with the same token).`,
     reasons,
     max_cost: cost,
     currency: "USD",
@@ -179,7 +226,7 @@ function confirmationRequired(tool: string, args: Record<string, unknown>, a: As
   });
 }
 
-const PROBLEMS: Record<TokenProblem | "missing_token" | "missing_amount", { param: string; says: (tool: string, book: ConfirmationBook) => string }> = {
+const PROBLEMS: Record<TokenProblem | "missing_token" | "missing_amount", { param: string; says: (tool: string, book: ConfirmationBook, sentWith: string | null) => string }> = {
   missing_token: {
     param: "confirmation_token",
     says: (tool) =>
@@ -206,10 +253,20 @@ const PROBLEMS: Record<TokenProblem | "missing_token" | "missing_amount", { para
     param: "confirmation_token",
     says: (tool) => `this confirmation_token was already used: a confirmation covers one call. To do it again, call ${tool} without the confirmation fields for a new quote and token, and confirm that amount with the user.`,
   },
+  in_use: {
+    param: "confirmation_token",
+    says: () => "another call with this confirmation_token is running now: its answer says whether it was done. Should that answer be an error with retryable: true, repeat the call then, identically.",
+  },
+  amount_changed: {
+    param: "confirm_max_cost",
+    says: (_tool, _book, sentWith) =>
+      `this confirmation_token already went out once with confirm_max_cost "${sentWith}" and that call's outcome is unknown: it may have been done. Repeat it with exactly the same arguments and confirm_max_cost: "${sentWith}", so the API answers it with the first call's result instead of doing it twice.`,
+  },
 };
 
 /** `confirmation_invalid`: the confirmation fields do not confirm this call; nothing was sent. */
-function confirmationInvalid(tool: string, reason: keyof typeof PROBLEMS, book: ConfirmationBook): CallToolResult {
+function confirmationInvalid(tool: string, reason: keyof typeof PROBLEMS, book: ConfirmationBook, sentWithMicros: bigint | null = null): CallToolResult {
   const p = PROBLEMS[reason];
-  return fail({ code: "confirmation_invalid", status: null, retryable: false, param: p.param, reason, message: `Refused, nothing sent or charged: ${p.says(tool, book)}` });
+  const sentWith = sentWithMicros === null ? null : formatMicros(sentWithMicros);
+  return fail({ code: "confirmation_invalid", status: null, retryable: false, param: p.param, reason, message: `Refused, nothing sent or charged: ${p.says(tool, book, sentWith)}` });
 }

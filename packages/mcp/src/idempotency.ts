@@ -12,6 +12,18 @@ export function derivedIdempotencyKey(body: unknown, salt = ""): string {
   return `mcp-job-${createHash("sha256").update(JSON.stringify(body)).update(`\u0000${salt}`).digest("hex").slice(0, 48)}`;
 }
 
+/**
+ * The Idempotency-Key of a confirmed lookup the agent sent without one: derived from
+ * its confirmation token (the nonce), so the repeat a released token allows (after a
+ * lost connection, a timeout, a retryable error; see `sendSettling`) is the same
+ * request to the API, answered with the first lookup if that one was done. Tied to
+ * the token, not to the list: a lookup run again later with a new confirmation is a
+ * new lookup, as every lookup is.
+ */
+export function confirmedLookupKey(nonce: string): string {
+  return `mcp-lookup-${createHash("sha256").update(`lookup\u0000${nonce}`).digest("hex").slice(0, 48)}`;
+}
+
 /** Hops along refusals stored by earlier identical calls before giving up (each hop is one replayed answer). */
 const MAX_REPLAYED_REFUSALS = 10;
 

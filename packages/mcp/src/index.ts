@@ -5,8 +5,8 @@
  */
 export { createMcpServer, type ServerDeps } from "./server.js";
 export { startHttp, type HttpOptions, type RunningHttp } from "./http.js";
-export { decide, readApproval, boundArguments, confirmationReasons, type Approval, type Assessment, type ConfirmationFields, type Decision } from "./confirm.js";
-export { ConfirmationBook, canonicalJson, type Ticket, type TokenCheck, type TokenProblem } from "./confirmation-token.js";
+export { decide, readApproval, sendSettling, isDefinitiveFailure, boundArguments, confirmationReasons, type Approval, type Assessment, type ConfirmationFields, type Decision } from "./confirm.js";
+export { ConfirmationBook, canonicalJson, type Ticket, type TokenCheck, type TokenHold, type TokenProblem } from "./confirmation-token.js";
 export {
   loadConfig,
   keyKindOf,

@@ -69,9 +69,19 @@ function nextUtcMidnight(now = new Date()): Date {
  * and request id, with a sentence for the agent on the codes that decide what it
  * should do next (caps, budgets, scopes, keys).
  */
-export function errorResult(err: unknown, tool: string, context: { maxCostSent?: string | null } = {}): CallToolResult {
+export function errorResult(err: unknown, tool: string, context: { maxCostSent?: string | null; confirmationKept?: boolean } = {}): CallToolResult {
+  const result = errorBody(err, tool, context);
+  if (context.confirmationKept) {
+    // The call's confirmation token was released, not spent (confirm.ts, sendSettling): say how to use it.
+    result.message += ` The confirmation_token is still good for this call: repeat it identically (same arguments, same confirm_max_cost, same token) before the token expires; if the first attempt was done after all, the API answers with its result instead of doing it twice.`;
+    result.confirmation_token_kept = true;
+  }
+  return fail(result);
+}
+
+function errorBody(err: unknown, tool: string, context: { maxCostSent?: string | null }): ToolErrorBody {
   if (!(err instanceof SvcError)) {
-    return fail({ code: "internal_error", message: "The MCP server failed unexpectedly; nothing more is known. Try again; if it keeps failing, tell the operator.", retryable: true });
+    return { code: "internal_error", message: "The MCP server failed unexpectedly; nothing more is known. Try again; if it keeps failing, tell the operator.", retryable: true };
   }
   const body: ToolErrorBody = { code: err.code, message: err.message, status: err.status, retryable: err.retryable, param: err.param, request_id: err.requestId };
   if (err instanceof APIError) {
@@ -115,5 +125,5 @@ export function errorResult(err: unknown, tool: string, context: { maxCostSent?:
     default:
       break;
   }
-  return fail(body);
+  return body;
 }

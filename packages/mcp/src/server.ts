@@ -4,9 +4,9 @@ import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/proto
 import { SvcError, type Client, type Job, type Lookup, type ServiceList } from "@svc/sdk";
 import { z } from "zod";
 import { CONFIRM_NUMBERS_ABOVE, thresholdText, type McpConfig } from "./config.js";
-import { confirmationReasons, decide, readApproval, type Assessment } from "./confirm.js";
+import { confirmationReasons, decide, readApproval, sendSettling, type Assessment } from "./confirm.js";
 import { ConfirmationBook } from "./confirmation-token.js";
-import { createJobOnce } from "./idempotency.js";
+import { confirmedLookupKey, createJobOnce } from "./idempotency.js";
 import type { Log } from "./log.js";
 import { formatMicros, toMicros } from "./money.js";
 import { jobFinished, presentEstimate, presentJob, presentLookup, presentRow } from "./present.js";
@@ -52,7 +52,9 @@ const confirmationToken = z
   .string()
   .min(1)
   .max(512)
-  .describe("The confirmation_token from a confirmation_required answer (confirm.arguments), sent with confirm_max_cost once the user approved. Single use, valid for a few minutes, and only for exactly the call that was quoted (same tool, same arguments).");
+  .describe(
+    "The confirmation_token from a confirmation_required answer (confirm.arguments), sent with confirm_max_cost once the user approved. Valid for a few minutes, only for exactly the call that was quoted (same tool, same arguments), and for one call: spent once that call is done or refused for good. After an error with retryable: true it is still good: repeat the identical call (same confirm_max_cost too) with it.",
+  );
 const idempotencyKey = z
   .string()
   .min(1)
@@ -91,7 +93,7 @@ function instructions(config: McpConfig): string {
   return [
     "Phone-number and e-mail validation API (spam risk, WhatsApp/carrier, mailbox exists).",
     "Free: list_services, estimate_job, get_lookup, get_job, get_job_results, get_account.",
-    `Paying: lookup (up to 100 identifiers, answers now) and create_job (up to 50,000, runs in the background). Before sending, they compute the maximum possible cost; above ${thresholdText(config)} USD or over ${CONFIRM_NUMBERS_ABOVE} numbers they answer confirmation_required with the amount and a confirmation_token instead: ask the user, then repeat exactly the same call adding confirm_max_cost (the approved amount) and that confirmation_token. A token is single-use, expires after a few minutes and fits only the call it was quoted for; never send confirm_max_cost on a first call.`,
+    `Paying: lookup (up to 100 identifiers, answers now) and create_job (up to 50,000, runs in the background). Before sending, they compute the maximum possible cost; above ${thresholdText(config)} USD or over ${CONFIRM_NUMBERS_ABOVE} numbers they answer confirmation_required with the amount and a confirmation_token instead: ask the user, then repeat exactly the same call adding confirm_max_cost (the approved amount) and that confirmation_token. A token confirms one call (spent once it is done or refused for good; after an error with retryable: true, repeat the identical call with the same token), expires after a few minutes and fits only the call it was quoted for; never send confirm_max_cost on a first call.`,
     "spend_cap_reached means this key can spend nothing more today (until 00:00 UTC): stop calling paying tools.",
     "Errors come back as results with isError and error.code; only retry when error.retryable is true.",
   ].join("\n");
@@ -180,7 +182,8 @@ export function createMcpServer(deps: ServerDeps): McpServer {
       title: "Look up phone numbers and e-mail addresses",
       description:
         "Checks up to 100 phone numbers and e-mail addresses now (spam reports, WhatsApp, carrier, mailbox exists…) and returns one row per identifier with every check's answer. " +
-        `Costs money with a live key (only conclusive answers are billed). Computes the maximum possible cost first: above ${thresholdText(config)} USD or over ${CONFIRM_NUMBERS_ABOVE} numbers it answers confirmation_required (amount and a single-use confirmation_token) instead; once the user approves, repeat the same call adding confirm_max_cost and confirmation_token.`,
+        `Costs money with a live key (only conclusive answers are billed). Computes the maximum possible cost first: above ${thresholdText(config)} USD or over ${CONFIRM_NUMBERS_ABOVE} numbers it answers confirmation_required (amount and a one-call confirmation_token) instead; once the user approves, repeat the same call adding confirm_max_cost and confirmation_token. ` +
+        "A confirmed call that fails with retryable: true keeps its token: repeating it identically answers with the first lookup if that one was done, never a second charge.",
       input: {
         numbers: numbersField(100),
         emails: emailsField(100),
@@ -201,11 +204,13 @@ export function createMcpServer(deps: ServerDeps): McpServer {
       const d = decide("lookup", args, a, read.approval, book, config);
       if (!d.proceed) return d.result;
       const body = { numbers: args.numbers, emails: args.emails, checks: args.checks, wait: args.wait, max_cost: { amount: d.maxCost } };
+      // A confirmed lookup's key comes from its token, so the repeat a released token allows is the same request.
+      const idempotencyKey = args.idempotency_key ?? (d.hold ? confirmedLookupKey(d.hold.ticket.nonce) : undefined);
       try {
-        const res = await client.request<Lookup>("createLookup", { body, options: { idempotencyKey: args.idempotency_key, signal: extra.signal } });
+        const res = await sendSettling(d.hold, () => client.request<Lookup>("createLookup", { body, options: { idempotencyKey, signal: extra.signal } }));
         return ok({ lookup: presentLookup(res.data), cost: { max_cost: formatMicros(a.maxCostMicros), max_cost_sent: d.maxCost, confirmed: d.confirmed, currency: "USD" }, replayed: res.replayed });
       } catch (err) {
-        return errorResult(err, "lookup", { maxCostSent: d.maxCost });
+        return errorResult(err, "lookup", { maxCostSent: d.maxCost, confirmationKept: d.hold?.state === "released" });
       }
     },
   );
@@ -261,8 +266,8 @@ export function createMcpServer(deps: ServerDeps): McpServer {
       title: "Start a bulk job",
       description:
         "Starts a background job over up to 50,000 numbers and e-mail addresses; follow it with get_job and read answers with get_job_results. " +
-        `Reserves the maximum possible cost up front with a live key. Estimates first: above ${thresholdText(config)} USD or over ${CONFIRM_NUMBERS_ABOVE} numbers it answers confirmation_required (amount and a single-use confirmation_token) instead; once the user approves, repeat the same call adding confirm_max_cost and confirmation_token. ` +
-        "Repeating the same call within 24 hours returns the same job (replayed: true), never a second charge; pass a new idempotency_key to run the same list again on purpose.",
+        `Reserves the maximum possible cost up front with a live key. Estimates first: above ${thresholdText(config)} USD or over ${CONFIRM_NUMBERS_ABOVE} numbers it answers confirmation_required (amount and a one-call confirmation_token) instead; once the user approves, repeat the same call adding confirm_max_cost and confirmation_token. ` +
+        "Repeating the same call within 24 hours returns the same job (replayed: true), never a second charge; a confirmed call that fails with retryable: true keeps its token for that repeat. Pass a new idempotency_key to run the same list again on purpose.",
       input: {
         numbers: numbersField(50_000),
         emails: emailsField(50_000),
@@ -295,7 +300,7 @@ export function createMcpServer(deps: ServerDeps): McpServer {
       const body: Record<string, unknown> = { ...list, max_cost: { amount: d.maxCost } };
       if (args.webhook_endpoint_id !== undefined) body.webhook_endpoint_id = args.webhook_endpoint_id;
       try {
-        const res = await createJobOnce(client, body, args.idempotency_key, extra.signal);
+        const res = await sendSettling(d.hold, () => createJobOnce(client, body, args.idempotency_key, extra.signal));
         return ok({
           job: presentJob(res.data),
           replayed: res.replayed,
@@ -303,7 +308,7 @@ export function createMcpServer(deps: ServerDeps): McpServer {
           cost: { max_cost: e.max_cost.amount, max_cost_sent: d.maxCost, confirmed: d.confirmed, currency: "USD" },
         });
       } catch (err) {
-        return errorResult(err, "create_job", { maxCostSent: d.maxCost });
+        return errorResult(err, "create_job", { maxCostSent: d.maxCost, confirmationKept: d.hold?.state === "released" });
       }
     },
   );
