@@ -201,7 +201,7 @@ describe("answers that never came", () => {
   });
 });
 
-describe("one retry rule for POSTs: retried only when the API accepts an Idempotency-Key", () => {
+describe("one retry rule for POSTs: retried only when the API accepts an Idempotency-Key, or on a 429", () => {
   const ENDPOINT = { url: "https://hooks.example.com/x", events: ["job.completed"] };
   const posts = () => server.requests.filter((r) => r.method === "POST");
 
@@ -223,18 +223,49 @@ describe("one retry rule for POSTs: retried only when the API accepts an Idempot
     expect(waits).toEqual([]);
   });
 
-  it("the other POSTs and the PATCH without a key follow the same rule: a 503 or a 429 is not retried (test delivery, test key, endpoint update)", async () => {
+  it("the other POSTs and the PATCH without a key follow the same rule: a 503 or a 500 is not retried (test delivery, test key, endpoint update)", async () => {
     const { c } = client({ maxRetries: 3 });
     server.steps({ status: 503, json: apiError("temporarily_unavailable", 503, true), headers: { "Retry-After": "0" } });
     await expect(c.webhookEndpoints.test("we_1")).rejects.toMatchObject({ code: "temporarily_unavailable", attempts: 1 });
     expect(server.requests).toHaveLength(1);
-    server.steps({ status: 429, json: apiError("rate_limited", 429, true), headers: { "Retry-After": "0" } });
-    await expect(c.webhookEndpoints.update("we_1", { events: ["job.completed"] })).rejects.toMatchObject({ code: "rate_limited", attempts: 1 });
+    server.steps({ status: 500, json: apiError("internal_error", 500, true) });
+    await expect(c.webhookEndpoints.update("we_1", { events: ["job.completed"] })).rejects.toMatchObject({ code: "internal_error", attempts: 1 });
     expect(server.requests).toHaveLength(1);
     server.steps({ status: 500, json: apiError("internal_error", 500, true) });
     await expect(c.request("createTestKey", { body: { email: "a@example.com" } })).rejects.toMatchObject({ code: "internal_error", attempts: 1 });
     expect(server.requests).toHaveLength(1);
     for (const r of server.requests) expect(r.headers["idempotency-key"]).toBeUndefined();
+  });
+
+  it("a 429 is a refusal before any work: retried for every operation, POST /v1/webhook_endpoints and the PATCH included, waiting Retry-After, still without a key", async () => {
+    const rec = recordingSleep();
+    // validateResponses off: the scripted success bodies are not full endpoint objects, and the retry rule is what is tested.
+    const c = new Client({ apiKey: KEY, baseUrl: server.url, maxRetries: 3, validateResponses: false, retry: { sleep: rec.sleep, random: () => 0.5 } });
+    server.steps({ status: 429, json: apiError("rate_limited", 429, true), headers: { "Retry-After": "2" } }, { status: 429, json: apiError("rate_limited", 429, true), headers: { "Retry-After": "1" } }, { status: 201, json: { id: "we_1" } });
+    await expect(c.webhookEndpoints.create(ENDPOINT)).resolves.toMatchObject({ id: "we_1" });
+    expect(posts()).toHaveLength(3);
+    expect(rec.waits).toEqual([2000, 1000]);
+    expect(server.requests.map((r) => r.headers["idempotency-key"])).toEqual([undefined, undefined, undefined]);
+    expect(server.requests.map((r) => JSON.parse(r.body))).toEqual([ENDPOINT, ENDPOINT, ENDPOINT]);
+
+    // A proxy's bare 429 (no error body) is classified by status, retryable, and retried too; without Retry-After, backoff.
+    rec.waits.length = 0;
+    server.steps({ status: 429, text: "Too Many Requests" }, { status: 200, json: { id: "we_1" } });
+    await c.webhookEndpoints.update("we_1", { events: ["job.completed"] });
+    expect(server.requests.map((r) => r.method)).toEqual(["PATCH", "PATCH"]);
+    expect(rec.waits).toEqual([250]);
+
+    // The rest of the rule holds: a 429 marked not retryable is not retried, nor is a Retry-After past maxRetryAfterMs waited for.
+    server.steps({ status: 429, json: apiError("spend_cap_reached", 429, false), headers: { "Retry-After": "1" } });
+    await expect(c.webhookEndpoints.test("we_1")).rejects.toMatchObject({ code: "spend_cap_reached", attempts: 1 });
+    expect(server.requests).toHaveLength(1);
+    server.steps({ status: 429, json: apiError("rate_limited", 429, true), headers: { "Retry-After": "3600" } });
+    await expect(c.request("createTestKey", { body: { email: "a@example.com" } })).rejects.toMatchObject({ code: "rate_limited", attempts: 1, retryAfterMs: 3_600_000 });
+    expect(server.requests).toHaveLength(1);
+    // And attempts stop at maxRetries.
+    server.steps({ status: 429, json: apiError("rate_limited", 429, true), headers: { "Retry-After": "0" } });
+    await expect(c.webhookEndpoints.create(ENDPOINT)).rejects.toMatchObject({ code: "rate_limited", attempts: 4 });
+    expect(posts()).toHaveLength(4);
   });
 
   it("POST /v1/lookup and POST /v1/jobs always carry an Idempotency-Key and are retried both on a retryable answer and after a lost connection, with the same key", async () => {

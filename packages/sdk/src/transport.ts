@@ -84,7 +84,8 @@ export type Operation = {
   idempotencyKey: boolean;
   /**
    * Safe to send again, so retried automatically, both after a retryable answer and
-   * after a lost one (connection error, timeout). See `isRepeatable`.
+   * after a lost one (connection error, timeout). See `isRepeatable`; a retryable 429
+   * is retried whatever this says (`shouldRetry`).
    */
   repeatable: boolean;
   responses: RouteDef["responses"];
@@ -94,14 +95,14 @@ export type Operation = {
 const STATELESS_POSTS = new Set(["estimateJob"]);
 
 /**
- * The one retry rule. An operation is sent again automatically only when sending it
- * twice cannot do a thing twice: GET and DELETE; a POST the API accepts an
- * Idempotency-Key for (the SDK sends one on every such POST and reuses it on every
- * attempt, so the API answers a resend with the first result); and a POST that stores
- * nothing. Any other POST or PATCH (creating or changing a webhook endpoint, queueing
- * a test delivery, requesting a test key) is never retried, whatever the failure: a
- * 500 or a lost connection may come after the API acted, and a second attempt could
- * act again. Its error keeps the API's `retryable` flag for the caller to decide.
+ * The one retry rule, part one: which operations are safe to send twice. GET and
+ * DELETE; a POST the API accepts an Idempotency-Key for (the SDK sends one on every
+ * such POST and reuses it on every attempt, so the API answers a resend with the first
+ * result); and a POST that stores nothing. Any other POST or PATCH (creating or
+ * changing a webhook endpoint, queueing a test delivery, requesting a test key) is not
+ * retried after a 500, a 503 or a lost connection: those may come after the API acted,
+ * and a second attempt could act again. Its error keeps the API's `retryable` flag for
+ * the caller to decide. Part two is `shouldRetry`.
  */
 export function isRepeatable(method: Operation["method"], idempotencyKey: boolean, operationId: string): boolean {
   if (method === "GET" || method === "DELETE") return true;
@@ -125,6 +126,24 @@ const OPERATIONS = new Map<string, Operation>(
     return [r.operationId, op];
   }),
 );
+
+/**
+ * The one retry rule, part two: whether a failed attempt is sent again (within
+ * `maxRetries`, the time limits and a reasonable `Retry-After`).
+ *
+ * - A 429 the API marks retryable (`rate_limited`, `daily_cap_reached`, a proxy's
+ *   bare 429), for every operation, whatever its method: a 429 is a refusal before any
+ *   work (the rate limiter runs before the handler; a cap refuses the reservation), so
+ *   the API did nothing and a second attempt cannot do a thing twice.
+ * - Any other answer the API marks retryable, and a lost answer (connection error,
+ *   timeout), only for the operations `isRepeatable` allows.
+ *
+ * An answer marked not retryable (a `429 spend_cap_reached` too) is never retried.
+ */
+export function shouldRetry(op: Pick<Operation, "repeatable">, failure: SvcError): boolean {
+  if (failure instanceof APIError) return failure.retryable && (op.repeatable || failure.status === 429);
+  return op.repeatable && failure.retryable;
+}
 
 /** The contract's route for an operation id (`createLookup`, `getJob`, …). */
 export function operation(id: string): Operation {
@@ -297,9 +316,8 @@ export class Transport {
         if (!keepOpen) release();
       }
 
-      // One rule (isRepeatable): only operations safe to send twice are retried, after an answer the API marks retryable or a lost one.
-      const retryable = op.repeatable && (failure instanceof APIError ? failure.retryable : true);
-      if (!retryable || attempt > maxRetries) throw failure;
+      // One rule (isRepeatable, shouldRetry): a retryable 429 for every operation; anything else only for operations safe to send twice.
+      if (!shouldRetry(op, failure) || attempt > maxRetries) throw failure;
       const retryAfter = failure instanceof APIError ? failure.retryAfterMs : null;
       if (retryAfter !== null && retryAfter > cfg.retry.maxRetryAfterMs) throw failure;
       const delay = retryAfter ?? backoffDelay(attempt, cfg.retry);
