@@ -26,7 +26,6 @@ const { applyServiceRoles, DEFAULT_SERVICE_ROLES, SERVICES } = require("../packa
 
 const ownerUrl = process.env.DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/svc_validate";
 
-
 /** Each service's role and password from its URL (the database part must be the owner's). */
 function serviceLogins() {
   const database = new URL(ownerUrl).pathname;

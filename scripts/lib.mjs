@@ -71,7 +71,6 @@ export function build() {
   run(npmCmd, ["run", "--silent", "build"], { env: { ...process.env, TURBO_TELEMETRY_DISABLED: "1" } });
 }
 
-
 /** The secrets `npm run up` generates for a checkout; `.env.local` holds these and nothing else. */
 export const GENERATED_SECRETS = {
   KEY_HASH_SECRET: () => randomBytes(32).toString("hex"),

@@ -22,12 +22,10 @@ import { settingOf } from "./service-settings.mjs";
 
 const require = createRequire(import.meta.url);
 const { aclFileLine, aclSetUserArgs, REDIS_SERVICES, redisUserName, createRedis, waitForRedis, isCluster } = require("../packages/queues/dist/index.js");
-const { createHash } = require("node:crypto");
 
 const { values } = parseArgs({ options: { out: { type: "string" }, apply: { type: "boolean", default: false } } });
 const prefix = process.env.REDIS_PREFIX || "svc";
 if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(prefix)) fail("REDIS_PREFIX may hold only letters, digits and _ . : -");
-
 
 function password(setting, required = true) {
   const value = process.env[setting];
@@ -46,15 +44,13 @@ function fail(message) {
 
 const services = REDIS_SERVICES.map((service) => ({ service, password: password(settingOf(service, "REDIS_PASSWORD")) }));
 const admin = password("ADMIN_REDIS_PASSWORD", false);
-const adminRules = (hash) => ["reset", "on", `#${hash}`, "~*", "&*", "+@all"];
-const sha256 = (text) => createHash("sha256").update(text).digest("hex");
 
 if (!values.apply) {
   // An ACL file has no comments: what it is and where it comes from is in docs/security.md.
   const lines = [
     "user default off resetkeys resetchannels -@all",
     ...services.map(({ service, password }) => aclFileLine(service, prefix, password)),
-    ...(admin ? [`user ${prefix}-admin ${adminRules(sha256(admin)).join(" ")}`] : []),
+    ...(admin ? [aclFileLine("admin", prefix, admin)] : []),
   ];
   const text = `${lines.join("\n")}\n`;
   if (values.out) writeFileSync(values.out, text, { mode: 0o644 });
@@ -69,7 +65,7 @@ try {
   const nodes = isCluster(redis) ? redis.nodes("all") : [redis];
   for (const node of nodes) {
     for (const { service, password } of services) await node.call("ACL", ...aclSetUserArgs(service, prefix, password));
-    if (admin) await node.call("ACL", "SETUSER", `${prefix}-admin`, ...adminRules(sha256(admin)));
+    if (admin) await node.call("ACL", ...aclSetUserArgs("admin", prefix, admin));
   }
   process.stdout.write(`Redis users: ${REDIS_SERVICES.map((s) => redisUserName(prefix, s)).join(", ")}${admin ? `, ${prefix}-admin` : ""} (on ${nodes.length} node${nodes.length === 1 ? "" : "s"}).\n`);
 } catch (err) {

@@ -55,7 +55,7 @@ const key = (queue: keyof typeof QUEUES) => `${queuePrefix(env.redisPrefix, QUEU
 const channel = () => `${env.redisPrefix}:completed:acl-probe`;
 
 describe("every service's user", () => {
-  it.each(["gateway", "check-worker", "billing-ledger", "webhook-dispatcher"] as const)("%s: no FLUSHALL, KEYS, CONFIG, ACL, MONITOR, CLIENT LIST, SLOWLOG, SCRIPT FLUSH, nor another fleet's keys", async (service) => {
+  it.each(["gateway", "check-worker", "billing-ledger", "webhook-dispatcher"] as const)("%s: no FLUSHALL, KEYS, SCAN, CONFIG, ACL, MONITOR, CLIENT LIST, SLOWLOG, SCRIPT FLUSH, PUBSUB, nor another fleet's keys", async (service) => {
     const r = await as(service);
     expect(await attempt(() => r.call("FLUSHALL"))).toBe("refused");
     expect(await attempt(() => r.call("KEYS", "*"))).toBe("refused");
@@ -63,6 +63,10 @@ describe("every service's user", () => {
     expect(await attempt(() => r.call("ACL", "LIST"))).toBe("refused");
     expect(await attempt(() => r.call("CLIENT", "LIST"))).toBe("refused");
     expect(await attempt(() => r.call("SLOWLOG", "GET"))).toBe("refused");
+    // Nor list what other fleets have: key names, channel names.
+    expect(await attempt(() => r.call("SCAN", "0"))).toBe("refused");
+    expect(await attempt(() => r.call("RANDOMKEY"))).toBe("refused");
+    expect(await attempt(() => r.call("PUBSUB", "SHARDCHANNELS"))).toBe("refused");
     expect(await attempt(() => r.call("SCRIPT", "FLUSH"))).toBe("refused");
     expect(await attempt(() => r.call("MONITOR"))).toBe("refused");
     expect(await attempt(() => r.set("{another-fleet:bull:checks}:checks:wait", "x"))).toBe("refused");

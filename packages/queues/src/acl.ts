@@ -39,6 +39,10 @@ const COMMANDS = [
   "+@all",
   "-@dangerous",
   "-@admin",
+  // Names of keys and channels beyond a user's patterns (other fleets' too): nothing here lists them.
+  "-scan",
+  "-randomkey",
+  "-pubsub",
   "-script|flush",
   "-script|kill",
   "-function",
@@ -73,19 +77,25 @@ export function redisAclRules(service: RedisService, prefix: string): string {
   return ["resetkeys", "resetchannels", ...keys, ...channels, COMMANDS].join(" ");
 }
 
-/** The ACL user name of `service` in the fleet of `prefix`. */
-export function redisUserName(prefix: string, service: RedisService): string {
+/** The ACL user name of `service` (or the operator's, `admin`) in the fleet of `prefix`. */
+export function redisUserName(prefix: string, service: RedisService | "admin"): string {
   return `${prefix}-${service}`;
 }
 
-/** One line of an ACL file (`aclfile`): the user on, its password as a SHA-256 hash (never the password itself), its rules. */
-export function aclFileLine(service: RedisService, prefix: string, password: string): string {
-  const hash = createHash("sha256").update(password).digest("hex");
-  return `user ${redisUserName(prefix, service)} reset on #${hash} ${redisAclRules(service, prefix)}`;
+/** The operator's user (`<prefix>-admin`): every right, for people and health checks, never a service. */
+export const ADMIN_ACL_RULES = "~* &* +@all";
+
+/** A user's definition after its name: reset, on, its password as a SHA-256 hash (never the password itself), its rules. */
+function userDefinition(password: string, rules: string): string[] {
+  return ["reset", "on", `#${createHash("sha256").update(password).digest("hex")}`, ...rules.split(" ")];
+}
+
+/** One line of an ACL file (`aclfile`) for `service`, or for the operator (`admin`). */
+export function aclFileLine(service: RedisService | "admin", prefix: string, password: string): string {
+  return ["user", redisUserName(prefix, service), ...userDefinition(password, service === "admin" ? ADMIN_ACL_RULES : redisAclRules(service, prefix))].join(" ");
 }
 
 /** The ACL SETUSER arguments that make the same user on a running server. */
-export function aclSetUserArgs(service: RedisService, prefix: string, password: string, name = redisUserName(prefix, service)): string[] {
-  const hash = createHash("sha256").update(password).digest("hex");
-  return ["SETUSER", name, "reset", "on", `#${hash}`, ...redisAclRules(service, prefix).split(" ")];
+export function aclSetUserArgs(service: RedisService | "admin", prefix: string, password: string, name = redisUserName(prefix, service)): string[] {
+  return ["SETUSER", name, ...userDefinition(password, service === "admin" ? ADMIN_ACL_RULES : redisAclRules(service, prefix))];
 }

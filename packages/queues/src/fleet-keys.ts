@@ -133,9 +133,13 @@ function routeTag(key: DerivedKey, id: string): string {
   return createHmac("sha256", key.route).update(id).digest().subarray(0, 16).toString("base64url");
 }
 
-/** JSON with object keys sorted at every level: the same data always gives the same text (Redis may not keep key order). */
+/**
+ * JSON with object keys sorted at every level: the same data always gives the same text
+ * (Redis may not keep key order). Otherwise as JSON.stringify: `undefined` is left out
+ * of objects and is `null` in arrays.
+ */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (Array.isArray(value)) return `[${Array.from(value, (v) => (v === undefined ? "null" : canonicalJson(v))).join(",")}]`;
   if (value !== null && typeof value === "object") {
     const entries = Object.entries(value as Record<string, unknown>)
       .filter(([, v]) => v !== undefined)
