@@ -256,18 +256,19 @@ describe("a job reads completed only with its final cost", () => {
 });
 
 describe("deleting the results of a job finished with its reservation still open (finished by an earlier release)", () => {
-  /** A finished live job whose reservation is open again, as one finished before jobs were settled at their finish. */
-  async function unsettledJob(k: TestKey): Promise<string> {
+  /** A finished live job; `reopen` then makes its reservation open again, as one finished before jobs were settled at their finish. */
+  async function finishedJob(k: TestKey): Promise<string> {
     const { id } = await createJob(k, { numbers: numbers(20), checks: ["whatsapp"] });
     await eventually(async () => finished(await getJob(k, id)), 15_000, "job finished");
-    await gw.store.pool.query(`UPDATE reservations SET status = 'open', closed_at = NULL WHERE job_id = $1`, [id]);
     return id;
   }
+  const reopen = (id: string) => gw.store.pool.query(`UPDATE reservations SET status = 'open', closed_at = NULL WHERE job_id = $1`, [id]);
   const rowsOf = async (id: string) => (await gw.store.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM result_rows WHERE job_id = $1`, [id])).rows[0]?.n;
 
   it("is settled by the check-worker first, then purged, in the one DELETE (the gateway settles nothing itself)", async () => {
     const k = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "live", balanceMicros: 10_000_000n });
-    const id = await unsettledJob(k);
+    const id = await finishedJob(k);
+    await reopen(id);
     const res = await gw.http().delete(`/v1/jobs/${id}`).set(bearer(k.key));
     expect(res.status).toBe(200);
     expect(res.body.purged_at).not.toBeNull();
@@ -279,8 +280,10 @@ describe("deleting the results of a job finished with its reservation still open
 
   it("with nothing to settle it (no check-worker, no billing-ledger's sweep), answers 503 (retryable) and deletes nothing: never a 200 that kept the rows", async () => {
     const k = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "live", balanceMicros: 10_000_000n });
-    const id = await unsettledJob(k);
+    const id = await finishedJob(k);
+    // Stopped before the reservation is reopened: the ledger's sweep would settle it again at once.
     await Promise.all([worker.stop(), ledger.stop()]);
+    await reopen(id);
     const res = await gw.http().delete(`/v1/jobs/${id}`).set(bearer(k.key));
     expect(res.status).toBe(503);
     expect(res.body.error.code).toBe("temporarily_unavailable");
