@@ -2,7 +2,8 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { createStore } from "@svc/store";
+import { redisUserName } from "@svc/queues";
+import { createStore, DEFAULT_SERVICE_ROLES, SERVICES } from "@svc/store";
 import { createTestEnv, type TestEnv } from "../support/env";
 
 /**
@@ -66,6 +67,30 @@ describe("npm run up's .env.local", () => {
     expect(settings(text).sort()).toEqual([...SECRETS].sort());
     expect(text).toContain(`KEY_HASH_SECRET=${"k".repeat(64)}\n`);
     expect(text).not.toContain("svc_other_checkout");
+  });
+});
+
+describe("npm run up's service logins (scripts/lib.mjs serviceConnections)", () => {
+  /** serviceConnections of scripts/lib.mjs in `vars`, as npm run up computes them. */
+  function connections(vars: Record<string, string>): Record<string, { DATABASE_URL: string; REDIS_URL: string }> {
+    const code = `import { serviceConnections } from ${JSON.stringify(LIB)}; process.stdout.write(JSON.stringify(serviceConnections(process.env)));`;
+    const res = spawnSync(process.execPath, ["--input-type=module", "-e", code], { env: { PATH: process.env.PATH ?? "", ...vars }, encoding: "utf8" });
+    expect(res.status).toBe(0);
+    return JSON.parse(res.stdout);
+  }
+
+  it("name each service's database role and Redis user as db-deploy and redis-acl make them, with its own password, URL-encoded", () => {
+    const got = connections({ DATABASE_URL: OTHER_DB, REDIS_URL: "redis://operator:op-pass@127.0.0.1:6380/2", REDIS_PREFIX: "fleet-a", GATEWAY_REDIS_PASSWORD: "p@ss:w/rd#1", GATEWAY_DATABASE_PASSWORD: "db-pass-1" });
+    for (const service of SERVICES) {
+      const db = new URL(got[service]!.DATABASE_URL);
+      expect({ service, user: db.username, where: `${db.host}${db.pathname}` }).toEqual({ service, user: DEFAULT_SERVICE_ROLES[service], where: "127.0.0.1:5432/svc_other_checkout" });
+      const redis = new URL(got[service]!.REDIS_URL);
+      expect({ service, user: decodeURIComponent(redis.username), where: `${redis.host}${redis.pathname}` }).toEqual({ service, user: redisUserName("fleet-a", service), where: "127.0.0.1:6380/2" });
+    }
+    // The operator's credentials of REDIS_URL are replaced, never passed on; a password with URL characters survives.
+    expect(decodeURIComponent(new URL(got.gateway!.REDIS_URL).password)).toBe("p@ss:w/rd#1");
+    expect(new URL(got.gateway!.DATABASE_URL).password).toBe("db-pass-1");
+    expect(JSON.stringify(got)).not.toContain("op-pass");
   });
 });
 
