@@ -1,7 +1,6 @@
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { parse } from "yaml";
@@ -10,6 +9,7 @@ import { Env as LedgerEnv, loadServiceConfig as loadLedgerConfig } from "../../s
 import { CheckWorkerEnv, loadCheckWorkerConfig } from "../../services/check-worker/src/config";
 import { GatewayEnv, loadGatewayConfig } from "../../services/gateway/src/config";
 import { DispatcherEnv, loadDispatcherConfig } from "../../services/webhook-dispatcher/src/config";
+import { freePort } from "../observability/support";
 
 /**
  * docker/compose.yaml as a first-class route: parsed (and, where Docker's compose
@@ -121,15 +121,6 @@ function runEnvScript(file: string, args: string[] = []) {
     encoding: "utf8",
     env: { PATH: process.env.PATH ?? "", SVC_COMPOSE_ENV_FILE: file },
   });
-}
-
-/** A port nothing listens on right now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), "svc-compose-"));

@@ -1,11 +1,11 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
-import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { parse } from "yaml";
 import { createTestEnv, serviceEnv, type TestEnv } from "../support/env";
+import { freePort } from "../observability/support";
 
 /**
  * The image without a Docker engine: docker/Dockerfile's instructions are held to
@@ -161,15 +161,6 @@ function runHealthcheck(cwd: string, env: Record<string, string>): Promise<{ cod
     hc.stderr.on("data", (d: Buffer) => (out += d.toString()));
     hc.on("close", (code) => resolve({ code, out }));
   });
-}
-
-/** A port nothing listens on right now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 function walk(dir: string, skip: (p: string) => boolean, found: string[] = []): string[] {
