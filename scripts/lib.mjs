@@ -122,6 +122,16 @@ export function serviceCredentialSettings(env = process.env) {
 }
 
 /**
+ * Whether `name` (one of GENERATED_SECRETS) is needed in this environment: a service's
+ * database or Redis password is not when its own URL is given (GATEWAY_DATABASE_URL,
+ * GATEWAY_REDIS_URL, ...: serviceConnections uses those as they are).
+ */
+function neededHere(name) {
+  const m = /^(.+)_(DATABASE|REDIS)_PASSWORD$/.exec(name);
+  return !m || !process.env[`${m[1]}_${m[2]}_URL`];
+}
+
+/**
  * `.env.local` holds this checkout's generated secrets (git-ignored), so the
  * services and the admin CLI of every shell share them. Only secrets: connection
  * settings (DATABASE_URL, REDIS_URL, REDIS_PREFIX, ...) come from the environment
@@ -133,7 +143,7 @@ export function serviceCredentialSettings(env = process.env) {
  */
 export function ensureDotEnv(dir = ROOT) {
   const names = Object.keys(GENERATED_SECRETS);
-  if (names.every((name) => process.env[name])) return;
+  if (names.every((name) => process.env[name] || !neededHere(name))) return;
   const file = path.join(dir, ".env.local");
   const existing = existsSync(file) ? readFileSync(file, "utf8") : "";
   const values = {};

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { redisUserName } from "@svc/queues";
@@ -59,6 +59,15 @@ describe("npm run up's .env.local", () => {
     chmodSync(file, 0o664);
     expect(ensureDotEnv({})).toBe(text);
     expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
+
+  it("is neither read nor written when the shared secrets and each service's own URLs are in the environment (tests, containers)", () => {
+    const vars: Record<string, string> = { KEY_HASH_SECRET: "k".repeat(64), CACHE_HASH_SECRET: "c".repeat(64), DATA_ENCRYPTION_KEY: "d".repeat(44), FLEET_MESSAGE_KEY: "f".repeat(44) };
+    for (const s of ["GATEWAY", "CHECK_WORKER", "BILLING_LEDGER", "WEBHOOK_DISPATCHER"]) Object.assign(vars, { [`${s}_DATABASE_URL`]: OTHER_DB, [`${s}_REDIS_URL`]: "redis://u:p@127.0.0.1:6379" });
+    const code = `import { ensureDotEnv } from ${JSON.stringify(LIB)}; ensureDotEnv(process.argv[1]);`;
+    const res = spawnSync(process.execPath, ["--input-type=module", "-e", code, dir], { env: { PATH: process.env.PATH ?? "", ...vars }, encoding: "utf8" });
+    expect(res.status).toBe(0);
+    expect(existsSync(path.join(dir, ".env.local"))).toBe(false);
   });
 
   it("drops the connection settings an older version wrote, keeping its secrets", () => {
