@@ -1,5 +1,5 @@
-import type { Store } from "@svc/store";
 import { CliError } from "./args";
+import type { CliContext } from "./context";
 import { accountCreate } from "./commands/account-create";
 import { keyCreate } from "./commands/key-create";
 import { keyRevoke } from "./commands/key-revoke";
@@ -12,8 +12,6 @@ import { spamImport } from "./commands/spam-import";
 import { webhookAttempts, webhookRedeliver } from "./commands/webhooks";
 
 export { CliError };
-
-export type CliContext = { store: Store; secret: string; now: () => Date };
 type Command = (args: string[], ctx: CliContext) => Promise<Record<string, unknown>>;
 
 const COMMANDS: Record<string, Command> = {

@@ -29,6 +29,9 @@ export type CheckResult = {
   checked_at: string | null;
 };
 
+/** What one check says of one identifier: from a source, the test-mode table or the spam score. */
+export type Answer = { status: CheckStatus; registered: boolean | null; attributes: Record<string, unknown> | null };
+
 export type ResultRow = {
   row_no: number;
   kind: InputKind;

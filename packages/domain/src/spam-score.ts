@@ -1,4 +1,4 @@
-import type { Answer } from "./test-mode";
+import type { Answer } from "./results";
 
 export type SignalClass = "regulator" | "government" | "community" | "unassigned";
 

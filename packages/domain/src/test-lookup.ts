@@ -1,8 +1,8 @@
 import { checkDef, type CheckCode } from "./checks";
 import { parseNumber } from "./phone";
-import type { CheckResult, ResultRow } from "./results";
+import type { Answer, CheckResult, ResultRow } from "./results";
 import type { PreparedRow } from "./rows";
-import { derivedAnswer, testProfileFor, type Answer } from "./test-mode";
+import { derivedAnswer, testProfileFor } from "./test-mode";
 
 export type TestAnswers = {
   rows: ResultRow[];

@@ -2,7 +2,7 @@ import { hash } from "node:crypto";
 import { coversCountry, type CheckCode } from "./checks";
 import { lineTypeName, numberTypeOf } from "./phone";
 import type { PreparedRow } from "./rows";
-import type { CheckStatus, IdentifierStatus } from "./results";
+import type { Answer, CheckStatus, IdentifierStatus } from "./results";
 import { scoreSpam, weighReportGroups, weighReports, type DatedReport, type DatedReportGroup, type SignalClass, type SpamEvidence } from "./spam-score";
 
 /**
@@ -13,8 +13,6 @@ import { scoreSpam, weighReportGroups, weighReports, type DatedReport, type Date
  * The table below is the single source for docs/test-mode.md.
  */
 export const TEST_EMAIL_DOMAIN = "example.com";
-
-export type Answer = { status: CheckStatus; registered: boolean | null; attributes: Record<string, unknown> | null };
 
 export type TestProfile = {
   value: string;

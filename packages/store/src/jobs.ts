@@ -1,7 +1,8 @@
 import type pg from "pg";
 import { idMonth, type CheckResult } from "@svc/domain";
 import type { Sql } from "./db";
-import type { StoredRow } from "./lookups";
+import type { LeaseRenewal } from "./lease";
+import type { StoredRow } from "./stored-row";
 import { copyRenderedRows, type RowsCopy } from "./result-rows-copy";
 import { settleReservation, type SettlementResult } from "./settlement";
 
@@ -182,8 +183,7 @@ export async function claimChunk(sql: Sql, jobId: string, chunkNo: number, now: 
   return rows[0] ?? null;
 }
 
-/** A renewal: the lease this attempt last wrote (`held`), the time it is sent, and the new end. */
-export type LeaseRenewal = { token: number; held: Date; now: Date; until: Date };
+export type { LeaseRenewal } from "./lease";
 
 /**
  * Extends an attempt's lease while it still holds it: the chunk is running, the

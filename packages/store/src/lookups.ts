@@ -1,7 +1,8 @@
 import type pg from "pg";
-import { idMonth, type CheckResult, type ResultRow } from "@svc/domain";
+import { idMonth, type CheckResult } from "@svc/domain";
 import type { Sql } from "./db";
-import type { LeaseRenewal } from "./jobs";
+import type { LeaseRenewal } from "./lease";
+import type { StoredRow } from "./stored-row";
 import { testUsageRows, testUsageUpsert, type TestUsage } from "./usage";
 
 export type LookupRecord = {
@@ -21,8 +22,7 @@ export type LookupRecord = {
   expires_at: Date;
 };
 
-/** A stored row: `input` is only ever kept masked. */
-export type StoredRow = Omit<ResultRow, "input"> & { input_masked: string };
+export type { StoredRow } from "./stored-row";
 
 export type NewLookup = {
   /** Test mode records its usage here (live usage is recorded when the ledger settles). */

@@ -3,7 +3,7 @@ import { pipeline } from "node:stream/promises";
 import { Readable } from "node:stream";
 import { from as copyFrom } from "pg-copy-streams";
 import { idMonth } from "@svc/domain";
-import type { StoredRow } from "./lookups";
+import type { StoredRow } from "./stored-row";
 
 /**
  * A job's result rows rendered as the text of one COPY. Rendering is pure CPU and

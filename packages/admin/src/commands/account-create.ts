@@ -1,7 +1,7 @@
 import { money, parseAmount } from "@svc/domain";
 import { createAccount, getAccount } from "@svc/store";
 import { CliError, parseFlags, required } from "../args";
-import type { CliContext } from "../commands";
+import type { CliContext } from "../context";
 
 /** account create --name NAME --balance AMOUNT: the opening balance is a ledger top-up. */
 export async function accountCreate(args: string[], ctx: CliContext): Promise<Record<string, unknown>> {

@@ -1,7 +1,7 @@
 import { money, parseAmount } from "@svc/domain";
 import { getAccount } from "@svc/store";
 import { CliError, parseFlags, required, type Flags } from "../args";
-import type { CliContext } from "../commands";
+import type { CliContext } from "../context";
 
 const NONE = "none";
 

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { money, parseAmount } from "@svc/domain";
 import { postBalanceChange, withTransaction } from "@svc/store";
 import { CliError, parseFlags, required } from "../args";
-import type { CliContext } from "../commands";
+import type { CliContext } from "../context";
 
 function signedAmount(text: string, allowNegative: boolean): bigint {
   const negative = text.startsWith("-");

@@ -2,7 +2,7 @@ import { stat } from "node:fs/promises";
 import { randomBase62 } from "@svc/domain";
 import { replaceCarrierBlocks } from "@svc/store";
 import { CliError, parseFlags, required } from "../args";
-import type { CliContext } from "../commands";
+import type { CliContext } from "../context";
 import { progressBar } from "../delimited/progress";
 import { skippedSummary } from "../delimited/read-records";
 import { CARRIER_SOURCES, runCarrierImport, type CarrierEncoding, type CarrierImportOutcome, type CarrierSkipReason } from "../carriers";

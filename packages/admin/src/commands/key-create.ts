@@ -12,7 +12,7 @@ import {
 } from "@svc/domain";
 import { getAccount, insertApiKey } from "@svc/store";
 import { CliError, list, parseFlags, required } from "../args";
-import type { CliContext } from "../commands";
+import type { CliContext } from "../context";
 
 const MODES: readonly KeyMode[] = ["test", "live", "agent"];
 

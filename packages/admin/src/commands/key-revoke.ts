@@ -1,6 +1,6 @@
 import { revokeApiKey } from "@svc/store";
 import { CliError, parseFlags, required } from "../args";
-import type { CliContext } from "../commands";
+import type { CliContext } from "../context";
 
 /** key revoke --id ID: takes effect on the next request; revoking twice keeps the first time. */
 export async function keyRevoke(args: string[], ctx: CliContext): Promise<Record<string, unknown>> {

@@ -1,7 +1,7 @@
 import { CHECK_CODES, money, parseAmount, resolveCheck, type CheckCode } from "@svc/domain";
 import { getAccount, setAccountCheck } from "@svc/store";
 import { CliError, parseFlags, required } from "../args";
-import type { CliContext } from "../commands";
+import type { CliContext } from "../context";
 
 function checkFlag(value: string): CheckCode {
   const code = resolveCheck(value);

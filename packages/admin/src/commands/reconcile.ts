@@ -1,7 +1,7 @@
 import { money } from "@svc/domain";
 import { getAccount, reconcileAccount } from "@svc/store";
 import { CliError, parseFlags, required } from "../args";
-import type { CliContext } from "../commands";
+import type { CliContext } from "../context";
 
 /** ledger reconcile --account ID: the sum of ledger entries against the balance, and holds against open reservations. */
 export async function ledgerReconcile(args: string[], ctx: CliContext): Promise<Record<string, unknown>> {

@@ -2,7 +2,7 @@ import { stat } from "node:fs/promises";
 import { randomBase62 } from "@svc/domain";
 import { recordSpamImport } from "@svc/store";
 import { CliError, parseFlags, required } from "../args";
-import type { CliContext } from "../commands";
+import type { CliContext } from "../context";
 import { progressBar } from "../delimited/progress";
 import { skippedSummary } from "../delimited/read-records";
 import { isSpamCountry, runSpamImport, SPAM_COUNTRIES, SPAM_SOURCES } from "../spam";

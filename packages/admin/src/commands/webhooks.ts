@@ -1,7 +1,7 @@
 import { idMonth, isId } from "@svc/domain";
 import { deliveryLog, redeliverEvent, type Sql } from "@svc/store";
 import { CliError, parseFlags, required } from "../args";
-import type { CliContext } from "../commands";
+import type { CliContext } from "../context";
 
 type EventRow = { id: string; account_id: string; livemode: boolean; type: string; created_at: Date; dispatched_at: Date | null };
 
