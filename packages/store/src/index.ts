@@ -23,3 +23,7 @@ export * from "./webhook-endpoints";
 export * from "./webhook-deliveries";
 export * from "./carrier-blocks";
 export * from "./roles";
+export * from "./check-prices";
+export * from "./account-settings";
+export * from "./ledger-summary";
+export * from "./event-header";

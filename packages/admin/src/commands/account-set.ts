@@ -1,5 +1,5 @@
 import { money, parseAmount } from "@svc/domain";
-import { getAccount } from "@svc/store";
+import { getAccount, updateAccountSettings, type AccountSettingsChange } from "@svc/store";
 import { CliError, parseFlags, required, type Flags } from "../args";
 import type { CliContext } from "../context";
 
@@ -36,26 +36,19 @@ function onOff(flags: Flags, name: string): boolean | undefined {
 export async function accountSet(args: string[], ctx: CliContext): Promise<Record<string, unknown>> {
   const flags = parseFlags(args, ["account", "daily-identifiers-cap", "daily-spend-cap", "low-balance-threshold", "retention-days", "realtime", "require-allowlist"]);
   const accountId = required(flags, "account");
-  const changes: Array<[string, unknown]> = [];
-  const push = (column: string, value: unknown) => value !== undefined && changes.push([column, value]);
-  push("daily_identifiers_cap", intOrNone(flags, "daily-identifiers-cap", 0, 100_000_000, true));
-  const asText = (v: bigint | null | undefined) => (v === undefined || v === null ? v : v.toString());
-  push("daily_spend_cap_micros", asText(amountOrNone(flags, "daily-spend-cap")));
-  push("low_balance_threshold_micros", asText(amountOrNone(flags, "low-balance-threshold")));
-  push("retention_days", intOrNone(flags, "retention-days", 1, 3650, false));
-  push("realtime_enabled", onOff(flags, "realtime"));
-  push("require_ip_allowlist", onOff(flags, "require-allowlist"));
-  if (changes.length === 0) throw new CliError("nothing to change: give at least one setting");
+  const change: AccountSettingsChange = {
+    dailyIdentifiersCap: intOrNone(flags, "daily-identifiers-cap", 0, 100_000_000, true),
+    dailySpendCapMicros: amountOrNone(flags, "daily-spend-cap"),
+    lowBalanceThresholdMicros: amountOrNone(flags, "low-balance-threshold"),
+    retentionDays: intOrNone(flags, "retention-days", 1, 3650, false) ?? undefined,
+    realtimeEnabled: onOff(flags, "realtime"),
+    requireIpAllowlist: onOff(flags, "require-allowlist"),
+  };
+  if (Object.values(change).every((v) => v === undefined)) throw new CliError("nothing to change: give at least one setting");
   if (!(await getAccount(ctx.store.pool, accountId))) throw new CliError(`no account with id "${accountId}"`);
-  const sets = changes.map(([column], i) => `${column} = $${i + 2}`);
-  // A new threshold re-arms balance.low.
-  if (flags["low-balance-threshold"] !== undefined) sets.push("low_balance_notified_at = NULL");
-  const { rows } = await ctx.store.pool.query(
-    `UPDATE accounts SET ${sets.join(", ")} WHERE id = $1
-     RETURNING id, daily_identifiers_cap, daily_spend_cap_micros, low_balance_threshold_micros, retention_days, realtime_enabled, require_ip_allowlist`,
-    [accountId, ...changes.map(([, v]) => v)],
-  );
-  const a = rows[0];
+  // A new low-balance threshold re-arms balance.low (the store clears its notice).
+  const a = await updateAccountSettings(ctx.store.pool, accountId, change);
+  if (!a) throw new CliError(`no account with id "${accountId}"`);
   return {
     object: "account",
     id: a.id,

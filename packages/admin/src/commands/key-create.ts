@@ -10,7 +10,7 @@ import {
   type KeyMode,
   type Scope,
 } from "@svc/domain";
-import { getAccount, insertApiKey } from "@svc/store";
+import { accountRequiresIpAllowlist, getAccount, insertApiKey } from "@svc/store";
 import { CliError, list, parseFlags, required } from "../args";
 import type { CliContext } from "../context";
 
@@ -61,9 +61,8 @@ export async function keyCreate(args: string[], ctx: CliContext): Promise<Record
 
   const account = await getAccount(ctx.store.pool, accountId);
   if (!account) throw new CliError(`no account with id "${accountId}"`);
-  if (mode !== "test" && allowIps.length === 0) {
-    const { rows } = await ctx.store.pool.query<{ require_ip_allowlist: boolean }>(`SELECT require_ip_allowlist FROM accounts WHERE id = $1`, [accountId]);
-    if (rows[0]?.require_ip_allowlist) throw new CliError("this account requires an --allow-ip list on live and agent keys");
+  if (mode !== "test" && allowIps.length === 0 && (await accountRequiresIpAllowlist(ctx.store.pool, accountId))) {
+    throw new CliError("this account requires an --allow-ip list on live and agent keys");
   }
 
   const key = generateApiKey(mode);

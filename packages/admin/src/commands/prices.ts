@@ -1,5 +1,5 @@
 import { CHECK_CODES, money, parseAmount, resolveCheck, type CheckCode } from "@svc/domain";
-import { getAccount, setAccountCheck } from "@svc/store";
+import { getAccount, setAccountCheck, setLivePrice } from "@svc/store";
 import { CliError, parseFlags, required } from "../args";
 import type { CliContext } from "../context";
 
@@ -28,7 +28,7 @@ export async function priceSet(args: string[], ctx: CliContext): Promise<Record<
     await setAccountCheck(ctx.store.pool, { accountId, checkCode: check, livePriceMicros: amount });
     return { object: "price", check, account_id: accountId, live: amount === null ? null : money(amount), override: amount !== null };
   }
-  await ctx.store.pool.query(`UPDATE check_prices SET unit_price_micros = $2 WHERE check_code = $1 AND mode IN ('live', 'agent')`, [check, (amount as bigint).toString()]);
+  await setLivePrice(ctx.store.pool, check, amount as bigint);
   return { object: "price", check, account_id: null, live: money(amount as bigint) };
 }
 

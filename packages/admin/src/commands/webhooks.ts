@@ -1,19 +1,17 @@
-import { idMonth, isId } from "@svc/domain";
-import { deliveryLog, redeliverEvent, type Sql } from "@svc/store";
+import { isId } from "@svc/domain";
+import { deliveryLog, getEventHeader, redeliverEvent, type EventHeader, type Sql } from "@svc/store";
 import { CliError, parseFlags, required } from "../args";
 import type { CliContext } from "../context";
 
-type EventRow = { id: string; account_id: string; livemode: boolean; type: string; created_at: Date; dispatched_at: Date | null };
-
-async function findEvent(sql: Sql, args: string[]): Promise<EventRow> {
+async function findEvent(sql: Sql, args: string[]): Promise<EventHeader> {
   const id = required(parseFlags(args, ["event"]), "event");
   if (!isId("event", id)) throw new CliError(`not an event id: "${id}"`);
-  const { rows } = await sql.query<EventRow>(`SELECT id, account_id, livemode, type, created_at, dispatched_at FROM events WHERE id = $1 AND id_month = $2`, [id, idMonth(id)]);
-  if (!rows[0]) throw new CliError(`no event with id "${id}"`);
-  return rows[0];
+  const event = await getEventHeader(sql, id);
+  if (!event) throw new CliError(`no event with id "${id}"`);
+  return event;
 }
 
-const presentEvent = (e: EventRow) => ({
+const presentEvent = (e: EventHeader) => ({
   id: e.id,
   type: e.type,
   account_id: e.account_id,
