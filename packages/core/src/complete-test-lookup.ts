@@ -1,5 +1,5 @@
-import { answerTestRows, idMonth, rowFromStored, summarise, type CheckCode, type IdentifierStatus } from "@svc/domain";
-import { completeLookup, getLookupIdentifiers, recordEvent, withTransaction, type Store } from "@svc/store";
+import { answerTestRows, rowFromStored, summarise, type CheckCode, type IdentifierStatus } from "@svc/domain";
+import { completeLookup, getLookupIdentifiers, lockLookupForCompletion, recordEvent, withTransaction, type Store } from "@svc/store";
 
 export type Completion = { completed: boolean; eventId: string | null };
 
@@ -11,11 +11,7 @@ export type Completion = { completed: boolean; eventId: string | null };
  */
 export async function completeTestLookup(store: Store, lookupId: string, now: Date): Promise<Completion> {
   return withTransaction(store.pool, async (client) => {
-    const { rows: found } = await client.query<{ checks: string[]; completes_at: Date | null; status: string; livemode: boolean }>(
-      `SELECT checks, completes_at, status, livemode FROM lookups WHERE id = $1 AND id_month = $2 FOR UPDATE`,
-      [lookupId, idMonth(lookupId)],
-    );
-    const lookup = found[0];
+    const lookup = await lockLookupForCompletion(client, lookupId);
     if (!lookup || lookup.status !== "pending" || lookup.livemode || !lookup.completes_at || lookup.completes_at > now) {
       return { completed: false, eventId: null };
     }

@@ -3,8 +3,8 @@ import { metrics } from "@svc/telemetry";
 
 /**
  * Counts settlements in the process that ran them: the billing-ledger's, and a
- * job's own, run in the transaction that finished it (check-worker, or the gateway
- * for a cancel or purge). The same series everywhere, so the fleet's settled money
+ * job's own, run in the transaction that finished it (the check-worker's; the
+ * gateway settles nothing). The same series everywhere, so the fleet's settled money
  * adds up whichever process settled it.
  */
 export function countSettlements(results: readonly SettlementResult[]): void {

@@ -1,4 +1,4 @@
-import type { Store } from "@svc/store";
+import { pingDatabase, type Store } from "@svc/store";
 import { seedNodeError, type RedisClient } from "@svc/queues";
 import { redisAddresses, redisPassword } from "@svc/config";
 
@@ -34,7 +34,7 @@ export async function awaitDependencies(options: {
 }): Promise<void> {
   const { config } = options;
   const [postgres, redis] = await Promise.allSettled([
-    options.store.pool.query("SELECT 1"),
+    pingDatabase(options.store.pool),
     Promise.all(options.redis.map((r) => redisReady(r, options.timeoutMs ?? DEPENDENCY_TIMEOUT_MS))),
   ]);
   const problems: string[] = [];

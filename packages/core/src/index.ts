@@ -5,3 +5,4 @@ export * from "./lease";
 export * from "./service-ops";
 export * from "./dependencies";
 export * from "./count-settlements";
+export * from "./request-settlement";

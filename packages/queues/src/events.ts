@@ -1,3 +1,4 @@
+import { jobIdOf } from "./job-ids";
 import type { Producer } from "./producer";
 
 /**
@@ -9,7 +10,7 @@ export async function announceEvents(producer: Producer, eventIds: ReadonlyArray
   const ids = eventIds.filter((id): id is string => typeof id === "string" && id.length > 0);
   if (ids.length === 0) return;
   try {
-    await producer.enqueueMany("event.dispatch", ids.map((eventId) => ({ payload: { eventId }, jobId: `event-${eventId}` })));
+    await producer.enqueueMany("event.dispatch", ids.map((eventId) => ({ payload: { eventId }, jobId: jobIdOf("event.dispatch", { eventId }) })));
   } catch (err) {
     onError(err);
   }

@@ -1,4 +1,5 @@
 export * from "./catalog";
+export * from "./job-ids";
 export * from "./connection";
 export * from "./producer";
 export * from "./consumer";

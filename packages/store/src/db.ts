@@ -119,12 +119,17 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClie
   }
 }
 
+/** Resolves when the database answers a query; rejects with the driver's error (which says why) when it cannot. */
+export async function pingDatabase(sql: Sql): Promise<void> {
+  await sql.query("SELECT 1");
+}
+
 /** True when the database answers within `timeoutMs`. */
 export async function databaseReachable(pool: pg.Pool, timeoutMs = 2_000): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
-      pool.query("SELECT 1"),
+      pingDatabase(pool),
       new Promise((_, reject) => {
         timer = setTimeout(() => reject(new Error("timeout")), timeoutMs);
       }),

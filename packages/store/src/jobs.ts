@@ -311,12 +311,25 @@ async function finishChunkAccounting(client: pg.PoolClient, jobId: string, check
  * lock, so a chunk's settlement by the billing-ledger, before or after, bills
  * nothing twice. Returns what was settled (nothing: the reservation was closed
  * already) and the events the settlement recorded (balance.low).
+ *
+ * The only way a finishing transaction settles: each store function that can
+ * finish a job calls it before returning (completeChunk for the last chunk,
+ * abandonCancelledChunk for the last one in flight of a cancelled job,
+ * finishCancelledJob for the check-worker's `job.finish`, failJob), and the
+ * check-worker, the one service whose role may write the ledger, runs them.
+ * Everything else asks for a settlement after its commit (requestSettlement in
+ * @svc/core) and the billing-ledger settles it.
  */
 export async function settleFinishedJob(client: pg.PoolClient, jobId: string, now: Date): Promise<Settled> {
   const { rows } = await client.query<{ id: string }>(`SELECT id FROM reservations WHERE job_id = $1 AND status = 'open'`, [jobId]);
   const settlements: SettlementResult[] = [];
   for (const r of rows) settlements.push(await settleReservation(client, r.id, now));
   return { eventIds: settlements.flatMap((r) => r.eventIds), settlements };
+}
+
+/** Notes that a `job.progress` event was recorded now (one a minute at most: finishChunkAccounting's `progress_due`). */
+export async function markJobProgressAnnounced(client: pg.PoolClient, jobId: string, now: Date): Promise<void> {
+  await client.query(`UPDATE jobs SET last_progress_at = $2 WHERE id = $1`, [jobId, now]);
 }
 
 /**

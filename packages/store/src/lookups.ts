@@ -191,6 +191,28 @@ export async function getLookupIdentifiers(
   return rows;
 }
 
+/** Every row's checks of a lookup, as stored (for the `lookup.completed` event's summary). */
+export async function lookupRowChecks(sql: Sql, id: string): Promise<Array<{ checks: CheckResult[] }>> {
+  const { rows } = await sql.query<{ checks: CheckResult[] }>(`SELECT checks FROM result_rows WHERE lookup_id = $1 AND id_month = $2`, [id, idMonth(id)]);
+  return rows;
+}
+
+/**
+ * Locks a lookup row until COMMIT and reads what decides whether a test completion
+ * is due (null: no such lookup). The lock makes concurrent completions of one test
+ * lookup (its message, the sweep, a read) wait for each other, so one completes it.
+ */
+export async function lockLookupForCompletion(
+  client: pg.PoolClient,
+  id: string,
+): Promise<{ checks: string[]; completes_at: Date | null; status: string; livemode: boolean } | null> {
+  const { rows } = await client.query<{ checks: string[]; completes_at: Date | null; status: string; livemode: boolean }>(
+    `SELECT checks, completes_at, status, livemode FROM lookups WHERE id = $1 AND id_month = $2 FOR UPDATE`,
+    [id, idMonth(id)],
+  );
+  return rows[0] ?? null;
+}
+
 /**
  * Completes a pending lookup with final check results, exactly once: only the
  * caller whose UPDATE flips `pending` to `completed` gets the lookup back (and so

@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { newId, type UnitPrices } from "@svc/domain";
+import type { Sql } from "./db";
 import type { KeyedSemaphore } from "./keyed-semaphore";
 import { lookupInsertCtes, lookupInsertValues, type NewLookup } from "./lookups";
 
@@ -192,4 +193,30 @@ export async function reserveWithLookup(
   } finally {
     client.release();
   }
+}
+
+/** The reservation of a live lookup; null when it has none. */
+export async function lookupReservationId(sql: Sql, lookupId: string): Promise<string | null> {
+  const { rows } = await sql.query<{ id: string }>(`SELECT id FROM reservations WHERE lookup_id = $1`, [lookupId]);
+  return rows[0]?.id ?? null;
+}
+
+/** The reservation of a live job; null when it has none. */
+export async function jobReservationId(sql: Sql, jobId: string): Promise<string | null> {
+  const { rows } = await sql.query<{ id: string }>(`SELECT id FROM reservations WHERE job_id = $1`, [jobId]);
+  return rows[0]?.id ?? null;
+}
+
+/**
+ * The account whose money a reservation holds; null when there is no such
+ * reservation. Read before every settlement the billing-ledger runs (it takes its
+ * turn per account): named, so each connection plans it once.
+ */
+export async function reservationAccountId(sql: Sql, reservationId: string): Promise<string | null> {
+  const { rows } = await sql.query<{ account_id: string }>({
+    name: "settle-reservation-account",
+    text: `SELECT account_id FROM reservations WHERE id = $1`,
+    values: [reservationId],
+  });
+  return rows[0]?.account_id ?? null;
 }

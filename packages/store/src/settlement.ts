@@ -32,6 +32,9 @@ const NOTHING: SettlementResult = { settledPairs: 0, chargedMicros: 0n, released
  * work is finished (or `force`d by the sweeper), releasing whatever is left.
  * Running it again settles nothing twice: settlements are keyed by row and check
  * and the reservation row is locked for the whole transaction.
+ *
+ * Two callers: the billing-ledger (a request from requestSettlement in @svc/core,
+ * or its sweep), and settleFinishedJob, in the transaction that finishes a job.
  */
 export async function settleReservation(
   client: pg.PoolClient,

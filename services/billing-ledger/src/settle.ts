@@ -1,5 +1,5 @@
 import { countSettlements, notifyDispatcher, type WorkerContext } from "@svc/core";
-import { KeyedSemaphore, oldestDueSettlementSeconds, reconcileAllAccounts, reservationsToSweep, settleReservation, unsettledChunks, withTransaction } from "@svc/store";
+import { KeyedSemaphore, oldestDueSettlementSeconds, reconcileAllAccounts, reservationAccountId, reservationsToSweep, settleReservation, unsettledChunks, withTransaction } from "@svc/store";
 import { metrics, onScrape } from "@svc/telemetry";
 
 /**
@@ -13,12 +13,7 @@ const accountTurns = new KeyedSemaphore(3);
  * process killed mid-way leaves a rolled-back transaction and a job BullMQ re-runs.
  */
 export async function settle(ctx: WorkerContext, reservationId: string, range?: { first: number; last: number }): Promise<void> {
-  const { rows } = await ctx.store.pool.query<{ account_id: string }>({
-    name: "settle-reservation-account",
-    text: `SELECT account_id FROM reservations WHERE id = $1`,
-    values: [reservationId],
-  });
-  const accountId = rows[0]?.account_id;
+  const accountId = await reservationAccountId(ctx.store.pool, reservationId);
   if (!accountId) return;
   let result: Awaited<ReturnType<typeof settleReservation>>;
   try {

@@ -1,4 +1,4 @@
-import { countSettlements, failureBackoffMs, LeaseLostError, notifyDispatcher, type HeldLease, type WorkerContext } from "@svc/core";
+import { countSettlements, failureBackoffMs, LeaseLostError, notifyDispatcher, requestSettlement, type HeldLease, type WorkerContext } from "@svc/core";
 import { JOBS, publishCompletion } from "@svc/queues";
 import {
   abandonCancelledChunk,
@@ -8,6 +8,8 @@ import {
   failJob,
   finishCancelledJob,
   jobById,
+  jobReservationId,
+  markJobProgressAnnounced,
   recordEvent,
   releaseChunkLease,
   renewChunkLease,
@@ -85,11 +87,7 @@ export async function runJobChunk(ctx: WorkerContext, deps: WorkDeps, jobId: str
     await notifyDispatcher(ctx, notices.eventIds);
     // The chunk that finished the job settled all of it already.
     if (notices.reservationId && !notices.finished) {
-      await ctx.producer.enqueue(
-        "settle.reservation",
-        { reservationId: notices.reservationId, firstRow: claimed.first_row, lastRow: claimed.last_row },
-        { jobId: `settle-${notices.reservationId}-${chunkNo}` },
-      );
+      await requestSettlement(ctx.producer, { reservationId: notices.reservationId, chunk: { chunkNo, firstRow: claimed.first_row, lastRow: claimed.last_row } });
     }
     if (notices.finished) await publishCompletion(ctx.redis, ctx.fleet, jobId);
   } catch (err) {
@@ -108,7 +106,7 @@ type ChunkNotices = { finished: boolean; eventIds: string[]; reservationId: stri
 async function processChunk(ctx: WorkerContext, deps: WorkDeps, jobId: string, chunkNo: number, claimed: ChunkClaim, lease: HeldLease) {
   const rows = await lease.guard(chunkRows(ctx.store.pool, jobId, claimed.first_row, claimed.last_row));
   const { rows: results, fresh } = await lease.guard(answerRows({ store: ctx.store, runner: deps.runner, cacheSecret: deps.cacheSecret, now: ctx.now }, rows));
-  const { rows: rsv } = await lease.guard(ctx.store.pool.query<{ id: string }>(`SELECT id FROM reservations WHERE job_id = $1`, [jobId]));
+  const reservationId = await lease.guard(jobReservationId(ctx.store.pool, jobId));
   lease.assertHeld();
   const now = ctx.now();
   const notices = await withTransaction(ctx.store.pool, async (client): Promise<ChunkNotices | null> => {
@@ -118,10 +116,10 @@ async function processChunk(ctx: WorkerContext, deps: WorkDeps, jobId: string, c
     const eventIds: string[] = [...result.settled.eventIds];
     if (result.finished && result.job.status === "completed") eventIds.push(await jobEvent(client, result.job, "job.completed", now));
     else if (result.progressDue) {
-      await client.query(`UPDATE jobs SET last_progress_at = $2 WHERE id = $1`, [jobId, now]);
+      await markJobProgressAnnounced(client, jobId, now);
       eventIds.push(await jobEvent(client, result.job, "job.progress", now));
     }
-    return { finished: result.finished, eventIds, reservationId: rsv[0]?.id ?? null, settled: result.settled };
+    return { finished: result.finished, eventIds, reservationId, settled: result.settled };
   });
   if (notices) countSettlements(notices.settled.settlements);
   else ctx.logger.info({ jobId, chunkNo, attempt: claimed.attempts }, "chunk not committed: it is no longer this attempt's");

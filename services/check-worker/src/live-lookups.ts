@@ -1,7 +1,16 @@
-import { failureBackoffMs, lookupCompletedData, LeaseLostError, notifyDispatcher, type WorkerContext } from "@svc/core";
-import { idMonth, type CheckResult } from "@svc/domain";
+import { failureBackoffMs, lookupCompletedData, LeaseLostError, notifyDispatcher, requestSettlement, type WorkerContext } from "@svc/core";
 import { lookupAnswerText, publishCompletion } from "@svc/queues";
-import { claimLiveLookupWithRows, completeLiveLookupAlone, completeLookup, recordEvent, releaseLookupLease, renewLookupLease, withTransaction } from "@svc/store";
+import {
+  claimLiveLookupWithRows,
+  completeLiveLookupAlone,
+  completeLookup,
+  lookupReservationId,
+  lookupRowChecks,
+  recordEvent,
+  releaseLookupLease,
+  renewLookupLease,
+  withTransaction,
+} from "@svc/store";
 import { answerRows, cacheFreshAnswers } from "./answer-rows";
 import { claimLeased, type WorkDeps } from "./leased-work";
 
@@ -42,7 +51,7 @@ export async function runLiveLookup(ctx: WorkerContext, deps: WorkDeps, lookupId
           if (!done) return null;
           let eventId: string | null = null;
           if (done.announced_pending && done.webhook_endpoint_id) {
-            const { rows: all } = await client.query<{ checks: CheckResult[] }>(`SELECT checks FROM result_rows WHERE lookup_id = $1 AND id_month = $2`, [lookupId, idMonth(lookupId)]);
+            const all = await lookupRowChecks(client, lookupId);
             eventId = await recordEvent(client, {
               accountId: done.account_id,
               livemode: true,
@@ -52,8 +61,7 @@ export async function runLiveLookup(ctx: WorkerContext, deps: WorkDeps, lookupId
               data: lookupCompletedData(lookupId, true, all),
             });
           }
-          const rsv = await client.query<{ id: string }>(`SELECT id FROM reservations WHERE lookup_id = $1`, [lookupId]);
-          return { reservationId: rsv.rows[0]?.id ?? null, eventId };
+          return { reservationId: await lookupReservationId(client, lookupId), eventId };
         });
   } catch (err) {
     const stillHeld = lease.held;
@@ -91,7 +99,7 @@ export async function runLiveLookup(ctx: WorkerContext, deps: WorkDeps, lookupId
   const rest = await Promise.allSettled([
     cacheFreshAnswers(ctx, fresh),
     notifyDispatcher(ctx, [eventId]),
-    reservationId ? ctx.producer.enqueue("settle.reservation", { reservationId }, { jobId: `settle-${reservationId}` }) : undefined,
+    reservationId ? requestSettlement(ctx.producer, { reservationId }) : undefined,
   ]);
   if (notice) throw notice.err;
   const failed = rest.find((r): r is PromiseRejectedResult => r.status === "rejected");

@@ -1,5 +1,5 @@
 import type { WorkerContext } from "@svc/core";
-import { QUEUES, type JobPayload } from "@svc/queues";
+import { jobIdOf, QUEUES, siblingJobId, takeoverJobId, type JobPayload } from "@svc/queues";
 import { staleChunks, stalePendingLiveLookups, unfinishedCancelledJobs, type StaleChunk, type StaleChunkCursor, type StaleLookup } from "@svc/store";
 
 /** BullMQ states in which a message is still on its way to a worker (a backlog, not a loss). */
@@ -26,7 +26,7 @@ async function ensureQueued<N extends "job.chunk" | "lookup.run" | "job.finish">
   if (existing) {
     const state = await existing.getState();
     if (state === "active" && !sibling && existing.processedOn !== undefined && existing.processedOn <= ctx.now().getTime() - staleMs) {
-      await ensureQueued(ctx, name, payload, `${jobId}-r${existing.processedOn}`, staleMs, true);
+      await ensureQueued(ctx, name, payload, siblingJobId(jobId, existing.processedOn), staleMs, true);
       return;
     }
     if (state !== "completed" && state !== "failed" && state !== "unknown") return;
@@ -60,10 +60,10 @@ export async function reconcileJobChunks(ctx: WorkerContext, staleMs: number, pa
   for (let page = 0; page < MAX_PAGES; page += 1) {
     const chunks = await staleChunks(ctx.store.pool, now, new Date(now.getTime() - staleMs), pageSize, after);
     for (const chunk of chunks) {
-      const original = `chunk-${chunk.job_id}-${chunk.chunk_no}`;
+      const payload = { jobId: chunk.job_id, chunkNo: chunk.chunk_no };
       // Never claimed, and the gateway's message is only waiting its turn (a backlog).
-      if (chunk.status === "queued" && chunk.attempts === 0 && (await onItsWay(ctx, original))) continue;
-      await ensureQueued(ctx, "job.chunk", { jobId: chunk.job_id, chunkNo: chunk.chunk_no }, `${original}-a${chunk.attempts}`, staleMs);
+      if (chunk.status === "queued" && chunk.attempts === 0 && (await onItsWay(ctx, jobIdOf("job.chunk", payload)))) continue;
+      await ensureQueued(ctx, "job.chunk", payload, takeoverJobId("job.chunk", payload, chunk.attempts), staleMs);
     }
     if (chunks.length < pageSize) return;
     after = chunks[chunks.length - 1] as StaleChunk;
@@ -82,9 +82,9 @@ export async function reconcileLiveLookups(ctx: WorkerContext, staleMs: number, 
   for (let page = 0; page < MAX_PAGES; page += 1) {
     const lookups = await stalePendingLiveLookups(ctx.store.pool, now, new Date(now.getTime() - staleMs), pageSize, after);
     for (const lookup of lookups) {
-      const original = `run-${lookup.id}`;
-      if (!lookup.claimed && (await onItsWay(ctx, original))) continue;
-      await ensureQueued(ctx, "lookup.run", { lookupId: lookup.id }, `${original}-a${lookup.attempts}`, staleMs);
+      const payload = { lookupId: lookup.id };
+      if (!lookup.claimed && (await onItsWay(ctx, jobIdOf("lookup.run", payload)))) continue;
+      await ensureQueued(ctx, "lookup.run", payload, takeoverJobId("lookup.run", payload, lookup.attempts), staleMs);
     }
     if (lookups.length < pageSize) return;
     after = lookups[lookups.length - 1] as StaleLookup;
@@ -99,6 +99,6 @@ export async function reconcileLiveLookups(ctx: WorkerContext, staleMs: number, 
 export async function reconcileCancelledJobs(ctx: WorkerContext, staleMs: number, limit = 500): Promise<void> {
   const now = ctx.now();
   for (const jobId of await unfinishedCancelledJobs(ctx.store.pool, new Date(now.getTime() - staleMs), limit)) {
-    await ensureQueued(ctx, "job.finish", { jobId }, `finish-${jobId}`, staleMs);
+    await ensureQueued(ctx, "job.finish", { jobId }, jobIdOf("job.finish", { jobId }), staleMs);
   }
 }

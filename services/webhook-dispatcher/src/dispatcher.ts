@@ -1,5 +1,5 @@
 import type { Logger } from "@svc/runtime";
-import type { Producer } from "@svc/queues";
+import { jobIdOf, type Producer } from "@svc/queues";
 import { metrics, onScrape } from "@svc/telemetry";
 import {
   activateEndpoint,
@@ -126,13 +126,13 @@ export class Dispatcher {
     else logger.info({ ...log, error: outcome.error, retryAt, status }, "webhook attempt failed");
 
     if (status === "pending" && retryAt) {
-      await this.schedule(task.delivery_id, `attempt-${task.delivery_id}-${attemptNo + 1}`, retryAt.getTime() - now.getTime());
+      await this.schedule(task.delivery_id, jobIdOf("delivery.attempt", { deliveryId: task.delivery_id, attemptNo: attemptNo + 1 }), retryAt.getTime() - now.getTime());
     }
     if (status === "succeeded" && task.event_type === "webhook.verification") {
       const released = await activateEndpoint(store.pool, task.endpoint_id, task.event_created_at, now);
       if (released) {
         logger.info({ endpointId: task.endpoint_id, released: released.length }, "webhook endpoint verified");
-        for (const id of released) await this.schedule(id, `release-${id}-${now.getTime()}`, 0); // an endpoint can be verified again within the hour
+        for (const id of released) await this.schedule(id, jobIdOf("delivery.attempt", { deliveryId: id, releasedAt: now }), 0); // an endpoint can be verified again within the hour
       }
     }
   }

@@ -1,6 +1,7 @@
 import type { Request } from "express";
 import { ApiError } from "@svc/contract";
 import { newId, parseAmount } from "@svc/domain";
+import { jobIdOf } from "@svc/queues";
 import { insertJob, jobById, recordTestUsage, type NewJob } from "@svc/store";
 import type { Caller, Deps, Reply } from "../context";
 import type { AcceptedIntake, Handler, HandlerInput } from "../http/routes";
@@ -103,7 +104,7 @@ async function createLiveJob(deps: Deps, req: Request, caller: Caller, q: Quote,
   const chunks = Math.ceil(job.rows.count / job.chunkSize);
   // A lost enqueue is repaired by the check-worker's chunk reconciler.
   await deps.producer
-    .enqueueMany("job.chunk", Array.from({ length: chunks }, (_, chunkNo) => ({ payload: { jobId: job.id, chunkNo }, jobId: `chunk-${job.id}-${chunkNo}` })))
+    .enqueueMany("job.chunk", Array.from({ length: chunks }, (_, chunkNo) => ({ payload: { jobId: job.id, chunkNo }, jobId: jobIdOf("job.chunk", { jobId: job.id, chunkNo }) })))
     .catch((err) => req.log.warn({ err, jobId: job.id }, "could not enqueue job chunks; the reconciler will"));
   return createdJobReply(deps, job.id);
 }

@@ -1,4 +1,5 @@
 import { ApiError, LIMITS } from "@svc/contract";
+import { requestJobFinish } from "@svc/core";
 import { FINAL_JOB_STATUSES, cancelJob, jobById, purgeJobResults, withTransaction } from "@svc/store";
 import type { Response } from "express";
 import type { Deps } from "../context";
@@ -72,7 +73,7 @@ const FINISH_WAIT_MS = 5_000;
 async function finishInCheckWorker(deps: Deps, jobId: string, res: Response): Promise<void> {
   const gone = clientGone(res);
   const finished = deps.waiter.wait(jobId, FINISH_WAIT_MS, gone);
-  const sent = await deps.producer.enqueue("job.finish", { jobId }, { jobId: `finish-${jobId}`, first: true }).then(
+  const sent = await requestJobFinish(deps.producer, jobId).then(
     () => true,
     (err: unknown) => {
       deps.logger.warn({ err, jobId }, "job.finish not sent; the check-worker's sweep finishes the job");

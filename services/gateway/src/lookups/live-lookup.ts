@@ -1,5 +1,7 @@
 import { LIMITS } from "@svc/contract";
+import { requestSettlement } from "@svc/core";
 import { initialLiveRows, newId } from "@svc/domain";
+import { jobIdOf } from "@svc/queues";
 import { lookupRecordOf } from "@svc/store";
 import type { Request, Response } from "express";
 import type { Caller, Deps, Reply } from "../context";
@@ -34,8 +36,8 @@ export async function createLiveLookup(deps: Deps, req: Request, res: Response, 
   const early = pending ? waitFromNow(deps, res, lookup, waitSeconds * 1000) : undefined;
   // A lost message is recovered by the check-worker's reconciler and the ledger's sweeper.
   const enqueue = pending
-    ? deps.producer.enqueue("lookup.run", { lookupId: id }, { jobId: `run-${id}` })
-    : deps.producer.enqueue("settle.reservation", { reservationId }, { jobId: `settle-${reservationId}` });
+    ? deps.producer.enqueue("lookup.run", { lookupId: id }, { jobId: jobIdOf("lookup.run", { lookupId: id }) })
+    : requestSettlement(deps.producer, { reservationId });
   await enqueue.catch((err) => req.log.warn({ err, lookupId: id }, "could not enqueue; the reconcilers will pick it up"));
   // Complete when stored (nothing to ask a source): the reply is what a read would give.
   if (!pending) return { status: 200, body: presentLookup(lookupRecordOf(lookup), rows, deps.config.publicBaseUrl) };

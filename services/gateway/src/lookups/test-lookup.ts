@@ -1,5 +1,6 @@
 import { ApiError, LIMITS } from "@svc/contract";
 import { answerTestRows, newId, type PreparedRow } from "@svc/domain";
+import { jobIdOf } from "@svc/queues";
 import { insertLookup, lookupRecordOf } from "@svc/store";
 import type { Request, Response } from "express";
 import type { Caller, Deps, Reply } from "../context";
@@ -46,7 +47,7 @@ export async function createTestLookup(deps: Deps, req: Request, res: Response, 
 
   // Completion on schedule even if nobody polls (lookup.completed must still go out).
   await deps.producer
-    .enqueue("lookup.complete-test", { lookupId: id }, { jobId: `complete-test-${id}`, delayMs: answered.pendingSeconds * 1000 })
+    .enqueue("lookup.complete-test", { lookupId: id }, { jobId: jobIdOf("lookup.complete-test", { lookupId: id }), delayMs: answered.pendingSeconds * 1000 })
     .catch((err) => req.log.warn({ err }, "could not schedule test lookup completion; reads and the sweeper will complete it"));
   const waitSeconds = Math.min(body.wait ?? LIMITS.defaultLookupWaitSeconds, deps.config.MAX_WAIT_SECONDS);
   return answerAfterWait(deps, res, caller, id, waitSeconds * 1000, answered.rows.map((r) => r.input));
