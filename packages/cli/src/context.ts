@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { ALLOW_INSECURE_HTTP_ENV, API_KEY_ENV, BASE_URL_ENV, Client, InvalidArgumentError, parseAllowInsecureHttp, SDK_VERSION, type Logger } from "@svc/sdk";
+import { ALLOW_INSECURE_HTTP_ENV, API_KEY_ENV, apiKeyMode, BASE_URL_ENV, Client, InvalidArgumentError, parseAllowInsecureHttp, SDK_VERSION, type Logger } from "@svc/sdk";
 import type { Command } from "commander";
 import { addSecret, err } from "./output";
 
@@ -58,7 +58,7 @@ export function client(cmd: Command): Client {
   }
   if (g.verbose) {
     const key = process.env[API_KEY_ENV]?.trim();
-    const mode = key ? (/^svc_(test|live|agent)_/.exec(key)?.[1] ?? "unrecognised") : null;
+    const mode = key ? (apiKeyMode(key) ?? "unrecognised") : null;
     err(`svc: ${CLI_VERSION} (sdk ${SDK_VERSION}), API ${c.baseUrl}${process.env[BASE_URL_ENV] && !g.baseUrl ? ` (from ${BASE_URL_ENV})` : ""}`);
     err(`svc: API key: ${key ? `from ${API_KEY_ENV} (${mode} key)` : `none (${API_KEY_ENV} is not set)`}`);
   }

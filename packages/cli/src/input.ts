@@ -1,4 +1,5 @@
 import { statSync } from "node:fs";
+import { AMOUNT_PATTERN } from "@svc/sdk";
 import { UsageError } from "./exit-codes";
 
 /** Everything on stdin, as bytes. */
@@ -39,12 +40,10 @@ export function checkList(values: string[] | undefined): string[] | undefined {
 /** commander collector for repeatable options. */
 export const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 
-const AMOUNT = /^(0|[1-9][0-9]{0,11})(\.[0-9]{1,6})?$/;
-
-/** `--max-cost 5` / `5.00` / `USD 5.00` → "5.00"-style amount string (never a float). */
+/** `--max-cost 5` / `5.00` / `USD 5.00` → "5.00"-style amount string (never a float), as the API accepts it (the SDK's AMOUNT_PATTERN). */
 export function amount(value: string, option = "--max-cost"): string {
   const v = value.trim().replace(/^\$|^USD\s*/i, "").replace(/\s*USD$/i, "");
-  if (!AMOUNT.test(v)) throw new UsageError(`${option} must be an amount in USD such as 5 or 12.50 (got ${JSON.stringify(value)}).`);
+  if (!AMOUNT_PATTERN.test(v)) throw new UsageError(`${option} must be an amount in USD such as 5 or 12.50 (got ${JSON.stringify(value)}).`);
   return v;
 }
 

@@ -1,5 +1,5 @@
 import { SingleBar } from "cli-progress";
-import type { Client, Job } from "@svc/sdk";
+import { LIMITS, type Client, type Job } from "@svc/sdk";
 import { EXIT } from "./exit-codes";
 import { err, stderrRaw } from "./output";
 
@@ -32,7 +32,7 @@ export async function waitWithProgress(client: Client, job: Job, opts: { progres
   lastLine = Date.now();
   try {
     const done = await client.jobs.waitForJob(job.id, {
-      pollWaitSeconds: tty ? 1 : 30,
+      pollWaitSeconds: tty ? 1 : LIMITS.maxWaitSeconds,
       onProgress: (j) => {
         if (bar) {
           if (j.progress.checks_total !== bar.getTotal()) bar.setTotal(Math.max(1, j.progress.checks_total));

@@ -10,3 +10,4 @@ export * from "./schemas/jobs";
 export * from "./schemas/account";
 export * from "./schemas/webhooks";
 export * from "./limits";
+export * from "./formats";

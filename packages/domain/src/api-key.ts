@@ -1,13 +1,11 @@
 import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from "node:crypto";
 import { crc32 } from "node:zlib";
+import { API_KEY_BODY_LENGTH as BODY_LENGTH, API_KEY_CHECKSUM_LENGTH as CHECKSUM_LENGTH, API_KEY_MODES, API_KEY_PATTERN, API_KEY_PREFIX_PATTERN } from "./api-key-pattern";
 import { encodeBase62, randomBase62 } from "./base62";
 
-export type KeyMode = "test" | "live" | "agent";
+export type KeyMode = (typeof API_KEY_MODES)[number];
 
 const PREFIX: Record<KeyMode, string> = { test: "svc_test_", live: "svc_live_", agent: "svc_agent_" };
-const BODY_LENGTH = 30;
-const CHECKSUM_LENGTH = 6;
-const KEY_PATTERN = /^svc_(test|live|agent)_([0-9A-Za-z]{30})([0-9A-Za-z]{6})$/;
 
 /** Marks the published public sandbox key: `svc_test_publicSandbox…`. */
 export const SANDBOX_BODY_PREFIX = "publicSandbox";
@@ -37,7 +35,7 @@ export type ParsedApiKey = { mode: KeyMode; looksLikeSandbox: boolean };
  * keys are refused before the database is touched.
  */
 export function parseApiKey(candidate: string): ParsedApiKey | null {
-  const m = KEY_PATTERN.exec(candidate);
+  const m = API_KEY_PATTERN.exec(candidate);
   if (!m) return null;
   const mode = m[1] as KeyMode;
   const body = m[2] as string;
@@ -64,8 +62,8 @@ export function sameKeyHash(a: Buffer, b: Buffer): boolean {
 
 /** Safe to show and log: the prefix and the last four characters. */
 export function keyHint(key: string): string {
-  const m = /^(svc_[a-z]+_)/.exec(key);
-  return `${m ? m[1] : ""}…${key.slice(-4)}`;
+  const m = API_KEY_PREFIX_PATTERN.exec(key);
+  return `${m ? m[0] : ""}…${key.slice(-4)}`;
 }
 
 /**

@@ -1,5 +1,6 @@
 export * from "./base62";
 export * from "./ids";
+export * from "./api-key-pattern";
 export * from "./api-key";
 export * from "./scopes";
 export * from "./money";

@@ -5,7 +5,13 @@
  */
 export const CURRENCY = "USD";
 export const MICROS_PER_UNIT = 1_000_000n;
-const AMOUNT_PATTERN = /^(0|[1-9]\d{0,11})(?:\.(\d{1,6}))?$/;
+/**
+ * An amount as it is written to us (`max_cost.amount`, the admin's balances, prices
+ * and caps): a non-negative decimal with at most 12 integer and 6 fraction digits.
+ * The one definition: `parseAmount` reads with it, and the SDK (through the contract)
+ * gives it to the CLI and the MCP server.
+ */
+export const AMOUNT_PATTERN = /^(0|[1-9]\d{0,11})(?:\.(\d{1,6}))?$/;
 
 export type Money = { amount: string; currency: typeof CURRENCY };
 

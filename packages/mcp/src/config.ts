@@ -1,5 +1,4 @@
-import { ALLOW_INSECURE_HTTP_ENV, API_KEY_ENV, BASE_URL_ENV, parseAllowInsecureHttp } from "@svc/sdk";
-import { formatMicros, toMicros } from "./money.js";
+import { ALLOW_INSECURE_HTTP_ENV, API_KEY_ENV, apiKeyMode, BASE_URL_ENV, formatAmount, parseAllowInsecureHttp, parseAmount } from "@svc/sdk";
 
 /** Above this maximum cost (USD) a paying tool call needs `confirm_max_cost`. */
 export const CONFIRM_ABOVE_ENV = "SVC_MCP_CONFIRM_ABOVE";
@@ -42,7 +41,7 @@ export class ConfigError extends Error {}
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): McpConfig {
   const rawThreshold = env[CONFIRM_ABOVE_ENV]?.trim() || DEFAULT_CONFIRM_ABOVE;
-  const confirmAboveMicros = toMicros(rawThreshold);
+  const confirmAboveMicros = parseAmount(rawThreshold);
   if (confirmAboveMicros === null) throw new ConfigError(`${CONFIRM_ABOVE_ENV} must be an amount in USD with at most 6 decimals, e.g. 1.00`);
   const level = (env[LOG_LEVEL_ENV]?.trim().toLowerCase() || "info") as LogLevel;
   if (!LEVELS.includes(level)) throw new ConfigError(`${LOG_LEVEL_ENV} must be one of ${LEVELS.join(", ")}`);
@@ -69,8 +68,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): McpConfig {
 export function keyKindOf(key: string | undefined): KeyKind {
   const k = key?.trim();
   if (!k) return "none";
-  const m = /^svc_(test|live|agent)_/.exec(k);
-  return m ? (m[1] as KeyKind) : "unknown";
+  return apiKeyMode(k) ?? "unknown";
 }
 
-export const thresholdText = (config: McpConfig): string => formatMicros(config.confirmAboveMicros);
+export const thresholdText = (config: McpConfig): string => formatAmount(config.confirmAboveMicros);

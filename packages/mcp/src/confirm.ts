@@ -1,8 +1,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { APIError } from "@svc/sdk";
+import { APIError, formatAmount, parseAmount } from "@svc/sdk";
 import { CONFIRM_NUMBERS_ABOVE, type McpConfig } from "./config.js";
 import type { ConfirmationBook, Ticket, TokenHold, TokenProblem } from "./confirmation-token.js";
-import { formatMicros, toMicros } from "./money.js";
 import { fail } from "./results.js";
 
 /** What a paying call would cover and may cost at most, computed before anything is sent. */
@@ -65,7 +64,7 @@ export function readApproval(tool: string, args: ConfirmationFields & Record<str
   if (amount === undefined && token === undefined) return { approval: null };
   let limit: bigint | null = null;
   if (amount !== undefined) {
-    limit = toMicros(amount);
+    limit = parseAmount(amount.trim());
     if (limit === null) {
       return { refused: fail({ code: "invalid_argument", param: "confirm_max_cost", message: 'confirm_max_cost must be an amount in USD with at most 6 decimals, e.g. "1.20".', retryable: false }) };
     }
@@ -75,13 +74,13 @@ export function readApproval(tool: string, args: ConfirmationFields & Record<str
   const checked = book.check(tool, boundArguments(args), token);
   if (!checked.ok) return { refused: confirmationInvalid(tool, checked.problem, book) };
   const { ticket } = checked;
-  const quote = formatMicros(ticket.quoteMicros);
+  const quote = formatAmount(ticket.quoteMicros);
   if (limit < ticket.quoteMicros) {
     return {
       refused: costLimitExceeded(
         ticket.quoteMicros,
         limit,
-        `Refused, nothing sent or charged: confirm_max_cost (${formatMicros(limit)} USD) is below the ${quote} USD this call was quoted. ` +
+        `Refused, nothing sent or charged: confirm_max_cost (${formatAmount(limit)} USD) is below the ${quote} USD this call was quoted. ` +
           `Only the user can approve more: ask them to approve up to ${quote} USD, then repeat the call with confirm_max_cost: "${quote}" and the same confirmation_token.`,
       ),
     };
@@ -117,16 +116,16 @@ export function decide(tool: string, args: Record<string, unknown>, a: Assessmen
         result: costLimitExceeded(
           a.maxCostMicros,
           limit,
-          `Refused: the maximum possible cost is now ${formatMicros(a.maxCostMicros)} USD, higher than confirm_max_cost (${formatMicros(limit)} USD). Nothing was sent or charged. Call ${tool} again without confirm_max_cost and confirmation_token for a new quote, and confirm that amount with the user.`,
+          `Refused: the maximum possible cost is now ${formatAmount(a.maxCostMicros)} USD, higher than confirm_max_cost (${formatAmount(limit)} USD). Nothing was sent or charged. Call ${tool} again without confirm_max_cost and confirmation_token for a new quote, and confirm that amount with the user.`,
         ),
       };
     }
     const held = book.hold(approval.ticket, limit);
     if (!held.ok) return { proceed: false, result: confirmationInvalid(tool, held.problem, book, held.sentWithMicros) };
-    return { proceed: true, maxCost: formatMicros(limit), confirmed: true, hold: held.hold };
+    return { proceed: true, maxCost: formatAmount(limit), confirmed: true, hold: held.hold };
   }
   const reasons = confirmationReasons(a, config);
-  if (reasons.length === 0) return { proceed: true, maxCost: formatMicros(config.confirmAboveMicros), confirmed: false, hold: null };
+  if (reasons.length === 0) return { proceed: true, maxCost: formatAmount(config.confirmAboveMicros), confirmed: false, hold: null };
   return { proceed: false, result: confirmationRequired(tool, args, a, reasons, book, config) };
 }
 
@@ -170,8 +169,8 @@ function costLimitExceeded(costMicros: bigint, limitMicros: bigint, message: str
     retryable: false,
     param: "confirm_max_cost",
     message,
-    max_cost: formatMicros(costMicros),
-    max_cost_sent: formatMicros(limitMicros),
+    max_cost: formatAmount(costMicros),
+    max_cost_sent: formatAmount(limitMicros),
   });
 }
 
@@ -189,8 +188,8 @@ const minutes = (book: ConfirmationBook): string => {
 };
 
 function confirmationRequired(tool: string, args: Record<string, unknown>, a: Assessment, reasons: string[], book: ConfirmationBook, config: McpConfig): CallToolResult {
-  const cost = formatMicros(a.maxCostMicros);
-  const threshold = formatMicros(config.confirmAboveMicros);
+  const cost = formatAmount(a.maxCostMicros);
+  const threshold = formatAmount(config.confirmAboveMicros);
   const identifiers = a.numbers + a.emails;
   const { token, expiresAt } = book.issue(tool, boundArguments(args), a.maxCostMicros);
   const why = [
@@ -267,6 +266,6 @@ const PROBLEMS: Record<TokenProblem | "missing_token" | "missing_amount", { para
 /** `confirmation_invalid`: the confirmation fields do not confirm this call; nothing was sent. */
 function confirmationInvalid(tool: string, reason: keyof typeof PROBLEMS, book: ConfirmationBook, sentWithMicros: bigint | null = null): CallToolResult {
   const p = PROBLEMS[reason];
-  const sentWith = sentWithMicros === null ? null : formatMicros(sentWithMicros);
+  const sentWith = sentWithMicros === null ? null : formatAmount(sentWithMicros);
   return fail({ code: "confirmation_invalid", status: null, retryable: false, param: p.param, reason, message: `Refused, nothing sent or charged: ${p.says(tool, book, sentWith)}` });
 }

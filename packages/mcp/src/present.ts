@@ -1,4 +1,4 @@
-import type { Estimate, Job, Lookup, Money, ResultRow } from "@svc/sdk";
+import { LIMITS, type Estimate, type Job, type Lookup, type Money, type ResultRow } from "@svc/sdk";
 
 /**
  * Concise shapes of the API's objects for an agent: every fact it can act on
@@ -49,7 +49,7 @@ export function presentLookup(l: Lookup): Record<string, unknown> {
     rows: l.results.map(presentRow),
     next:
       l.status === "pending"
-        ? `Some checks are still running: call get_lookup with id "${l.id}" and wait: 30 (free).`
+        ? `Some checks are still running: call get_lookup with id "${l.id}" and wait: ${LIMITS.maxWaitSeconds} (free).`
         : null,
   });
 }
@@ -66,8 +66,8 @@ export function presentJob(j: Job): Record<string, unknown> {
   let next: string;
   if (j.purged_at) next = "Its results can no longer be read (get_job_results answers not_found).";
   else if (finished) next = `Read the answers with get_job_results (id "${j.id}"), page by page.`;
-  else if (FINAL.has(j.status)) next = `Cancelled; rows already sent are finishing. Call get_job again with wait: 30.`;
-  else next = `Still ${j.status}: call get_job with id "${j.id}" and wait: 30 to follow it (free).`;
+  else if (FINAL.has(j.status)) next = `Cancelled; rows already sent are finishing. Call get_job again with wait: ${LIMITS.maxWaitSeconds}.`;
+  else next = `Still ${j.status}: call get_job with id "${j.id}" and wait: ${LIMITS.maxWaitSeconds} to follow it (free).`;
   return compact({
     id: j.id,
     status: j.status,

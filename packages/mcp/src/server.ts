@@ -1,14 +1,14 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult, ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
-import { SvcError, type Client, type Job, type Lookup, type ServiceList } from "@svc/sdk";
+import { formatAmount, LIMITS, parseAmount, priceModeOf, quoteLookup, SvcError, type Client, type Job, type Lookup } from "@svc/sdk";
 import { z } from "zod";
 import { CONFIRM_NUMBERS_ABOVE, thresholdText, type McpConfig } from "./config.js";
 import { confirmationReasons, decide, readApproval, sendSettling, type Assessment } from "./confirm.js";
 import { ConfirmationBook } from "./confirmation-token.js";
 import { confirmedLookupKey, createJobOnce } from "./idempotency.js";
+import { confirmationToken, confirmMaxCost, idempotencyKey, jobId, jobListInput, lookupId, lookupInput, resultsInput, waitOf, webhookEndpointId } from "./inputs.js";
 import type { Log } from "./log.js";
-import { formatMicros, toMicros } from "./money.js";
 import { jobFinished, presentEstimate, presentJob, presentLookup, presentRow } from "./present.js";
 import { errorOf, errorResult, ok } from "./results.js";
 import { MCP_VERSION } from "./version.js";
@@ -40,36 +40,6 @@ type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 /** get_job with a progress token polls in slices this long, notifying between them. */
 const PROGRESS_SLICE_SECONDS = 2;
 
-// --- Inputs -----------------------------------------------------------------
-
-const amount = z
-  .string()
-  .regex(/^(0|[1-9]\d{0,11})(\.\d{1,6})?$/, 'an amount in USD such as "1.20"')
-  .describe(
-    'The amount the user approved, at least what confirmation_required quoted (e.g. "1.20"). Only together with that answer\'s confirmation_token, on a repeat of exactly the quoted call; never on a first call. The call then proceeds only if its maximum possible cost is at most this, and the API refuses anything dearer.',
-  );
-const confirmationToken = z
-  .string()
-  .min(1)
-  .max(512)
-  .describe(
-    "The confirmation_token from a confirmation_required answer (confirm.arguments), sent with confirm_max_cost once the user approved. Valid for a few minutes, only for exactly the call that was quoted (same tool, same arguments), and for one call: spent once that call is done or refused for good. After an error with retryable: true it is still good: repeat the identical call (same confirm_max_cost too) with it.",
-  );
-const idempotencyKey = z
-  .string()
-  .min(1)
-  .max(255)
-  .regex(/^[\x20-\x7e]+$/, "printable ASCII")
-  .describe("Optional. The same key on a repeated call returns the first call's result instead of doing (and charging) it twice, for 24 hours.");
-const checks = z
-  .array(z.string().min(1).max(40))
-  .min(1)
-  .max(20)
-  .describe('Check codes or aliases, e.g. ["spam"], ["whatsapp", "carrier"], ["email"]; every check runs for every identifier of its input type. See list_services.');
-const numbersField = (max: number) => z.array(z.string().max(64)).max(max).optional().describe("Phone numbers with country code, e.g. \"+14155550123\".");
-const emailsField = (max: number) => z.array(z.string().max(320)).max(max).optional().describe("E-mail addresses (the check says whether the mailbox exists, nothing else).");
-const jobId = z.string().min(3).max(80).regex(/^job_/, "a job id (job_…)").describe("The job id (job_…).");
-
 // --- Outputs (loose: the API may add fields within v1) ------------------------
 
 const row = z.looseObject({ row: z.number(), kind: z.string(), checks: z.array(z.looseObject({ service: z.string(), status: z.string() })) });
@@ -88,12 +58,15 @@ const confirmationInfo = z.object({
   threshold: z.string(),
 });
 
+/** A count as the descriptions write it: thousands separated by commas. */
+const count = (n: number): string => n.toLocaleString("en-US");
+
 /** Guidance for the agent, sent once at initialisation. */
 function instructions(config: McpConfig): string {
   return [
     "Phone-number and e-mail validation API (spam risk, WhatsApp/carrier, mailbox exists).",
     "Free: list_services, estimate_job, get_lookup, get_job, get_job_results, get_account.",
-    `Paying: lookup (up to 100 identifiers, answers now) and create_job (up to 50,000, runs in the background). Before sending, they compute the maximum possible cost; above ${thresholdText(config)} USD or over ${CONFIRM_NUMBERS_ABOVE} numbers they answer confirmation_required with the amount and a confirmation_token instead: ask the user, then repeat exactly the same call adding confirm_max_cost (the approved amount) and that confirmation_token. A token confirms one call (spent once it is done or refused for good; after an error with retryable: true, repeat the identical call with the same token), expires after a few minutes and fits only the call it was quoted for; never send confirm_max_cost on a first call.`,
+    `Paying: lookup (up to ${count(LIMITS.lookupIdentifiers)} identifiers, answers now) and create_job (up to ${count(LIMITS.jobIdentifiers)}, runs in the background). Before sending, they compute the maximum possible cost; above ${thresholdText(config)} USD or over ${CONFIRM_NUMBERS_ABOVE} numbers they answer confirmation_required with the amount and a confirmation_token instead: ask the user, then repeat exactly the same call adding confirm_max_cost (the approved amount) and that confirmation_token. A token confirms one call (spent once it is done or refused for good; after an error with retryable: true, repeat the identical call with the same token), expires after a few minutes and fits only the call it was quoted for; never send confirm_max_cost on a first call.`,
     "spend_cap_reached means this key can spend nothing more today (until 00:00 UTC): stop calling paying tools.",
     "Errors come back as results with isError and error.code; only retry when error.retryable is true.",
   ].join("\n");
@@ -108,8 +81,8 @@ export function createMcpServer(deps: ServerDeps): McpServer {
   const book = deps.confirmations ?? sharedBook(config);
   const server = new McpServer(
     { name: "svc-mcp", title: "Phone and e-mail validation", version: MCP_VERSION },
-    // A job carries at most 50,000 identifiers; anything far larger is refused before it is parsed into tool arguments.
-    { instructions: instructions(config), capabilities: { tools: {} }, maxToolInputElements: 50_100 },
+    // A job carries at most LIMITS.jobIdentifiers identifiers (plus a few other arguments); anything far larger is refused before it is parsed into tool arguments.
+    { instructions: instructions(config), capabilities: { tools: {} }, maxToolInputElements: LIMITS.jobIdentifiers + 100 },
   );
 
   /** Registers a tool with the shared wrapper: errors become readable results, the key is scrubbed, one log line per call. */
@@ -148,32 +121,16 @@ export function createMcpServer(deps: ServerDeps): McpServer {
   }
 
   /** Catalog prices for the key's mode: test keys 0, live and agent keys the live price. */
-  const priceMode = (): "live" | "test" => (config.keyKind === "test" ? "test" : "live");
+  const priceMode = priceModeOf(config.keyKind);
 
   /**
-   * The maximum possible cost of a lookup, computed as the API computes what it
-   * reserves: for every check, every identifier of its input type (invalid and
-   * repeated ones included; they are released after) × the check's price for this
-   * account (GET /v1/services with the key). No estimate call: it needs jobs:write,
-   * which a lookup-only agent key does not have, and it applies job limits.
+   * The maximum possible cost of a lookup, the SDK's quote from the account's catalog
+   * (GET /v1/services with the key). No estimate call: it needs jobs:write, which a
+   * lookup-only agent key does not have, and it applies job limits.
    */
   async function lookupAssessment(args: { numbers?: string[]; emails?: string[]; checks: string[] }, signal: AbortSignal): Promise<Assessment> {
-    const catalog: ServiceList = await client.services.list({ signal });
-    const byName = new Map<string, ServiceList["data"][number]>();
-    for (const s of catalog.data) for (const n of [s.code, ...s.aliases]) byName.set(n, s);
-    const numbers = args.numbers?.length ?? 0;
-    const emails = args.emails?.length ?? 0;
-    let micros = 0n;
-    let checksTotal = 0;
-    for (const name of args.checks) {
-      // A check the catalog does not list is refused by the API (invalid_request or service_disabled); max_cost bounds it regardless.
-      const service = byName.get(name);
-      if (!service) continue;
-      const count = service.input === "email" ? emails : numbers;
-      micros += BigInt(count) * (toMicros(service.prices[priceMode()].amount) ?? 0n);
-      checksTotal += count;
-    }
-    return { maxCostMicros: micros, numbers, emails, checksTotal, livemode: priceMode() === "live" };
+    const quote = quoteLookup(await client.services.list({ signal }), priceMode, args);
+    return { ...quote, livemode: priceMode === "live" };
   }
 
   tool(
@@ -181,15 +138,12 @@ export function createMcpServer(deps: ServerDeps): McpServer {
     {
       title: "Look up phone numbers and e-mail addresses",
       description:
-        "Checks up to 100 phone numbers and e-mail addresses now (spam reports, WhatsApp, carrier, mailbox exists…) and returns one row per identifier with every check's answer. " +
+        `Checks up to ${count(LIMITS.lookupIdentifiers)} phone numbers and e-mail addresses now (spam reports, WhatsApp, carrier, mailbox exists…) and returns one row per identifier with every check's answer. ` +
         `Costs money with a live key (only conclusive answers are billed). Computes the maximum possible cost first: above ${thresholdText(config)} USD or over ${CONFIRM_NUMBERS_ABOVE} numbers it answers confirmation_required (amount and a one-call confirmation_token) instead; once the user approves, repeat the same call adding confirm_max_cost and confirmation_token. ` +
         "A confirmed call that fails with retryable: true keeps its token: repeating it identically answers with the first lookup if that one was done, never a second charge.",
       input: {
-        numbers: numbersField(100),
-        emails: emailsField(100),
-        checks,
-        wait: z.number().min(0).max(30).optional().describe("Seconds to wait for every answer (default 10). Slower answers leave the lookup pending: read it with get_lookup."),
-        confirm_max_cost: amount.optional(),
+        ...lookupInput,
+        confirm_max_cost: confirmMaxCost.optional(),
         confirmation_token: confirmationToken.optional(),
         idempotency_key: idempotencyKey.optional(),
       },
@@ -208,7 +162,7 @@ export function createMcpServer(deps: ServerDeps): McpServer {
       const idempotencyKey = args.idempotency_key ?? (d.hold ? confirmedLookupKey(d.hold.ticket.nonce) : undefined);
       try {
         const res = await sendSettling(d.hold, () => client.request<Lookup>("createLookup", { body, options: { idempotencyKey, signal: extra.signal } }));
-        return ok({ lookup: presentLookup(res.data), cost: { max_cost: formatMicros(a.maxCostMicros), max_cost_sent: d.maxCost, confirmed: d.confirmed, currency: "USD" }, replayed: res.replayed });
+        return ok({ lookup: presentLookup(res.data), cost: { max_cost: formatAmount(a.maxCostMicros), max_cost_sent: d.maxCost, confirmed: d.confirmed, currency: "USD" }, replayed: res.replayed });
       } catch (err) {
         return errorResult(err, "lookup", { maxCostSent: d.maxCost, confirmationKept: d.hold?.state === "released" });
       }
@@ -221,8 +175,8 @@ export function createMcpServer(deps: ServerDeps): McpServer {
       title: "Read a lookup",
       description: "Reads a lookup by id (lkp_…), waiting up to `wait` seconds for pending checks. Free. Inputs come back masked; e164/email unmasked.",
       input: {
-        id: z.string().min(3).max(80).regex(/^lkp_/, "a lookup id (lkp_…)").describe("The lookup id (lkp_…)."),
-        wait: z.number().int().min(0).max(30).optional().describe("Seconds (0-30) to wait while checks are pending."),
+        id: lookupId,
+        wait: waitOf("while checks are pending"),
       },
       output: { lookup: lookupOut.lookup },
       readOnly: true,
@@ -236,7 +190,7 @@ export function createMcpServer(deps: ServerDeps): McpServer {
       title: "Estimate a bulk job",
       description:
         "Counts a list (valid, invalid, duplicate, cached) and gives the maximum possible cost of create_job with the same arguments, and whether it would need confirmation. When it would, it also gives the confirmation_token for create_job with exactly these numbers, emails and checks (and no other arguments): once the user approves confirm_max_cost, pass both to create_job. Free: stores and checks nothing.",
-      input: { numbers: numbersField(50_000), emails: emailsField(50_000), checks },
+      input: jobListInput,
       output: { estimate: z.looseObject({ max_cost: z.string(), checks_total: z.number() }), confirmation: confirmationInfo },
       readOnly: true,
     },
@@ -251,7 +205,7 @@ export function createMcpServer(deps: ServerDeps): McpServer {
         confirmation: {
           required: reasons.length > 0,
           reasons,
-          confirm_max_cost: issued ? formatMicros(a.maxCostMicros) : null,
+          confirm_max_cost: issued ? formatAmount(a.maxCostMicros) : null,
           confirmation_token: issued?.token ?? null,
           expires_at: issued ? new Date(issued.expiresAt).toISOString() : null,
           threshold: thresholdText(config),
@@ -265,17 +219,15 @@ export function createMcpServer(deps: ServerDeps): McpServer {
     {
       title: "Start a bulk job",
       description:
-        "Starts a background job over up to 50,000 numbers and e-mail addresses; follow it with get_job and read answers with get_job_results. " +
+        `Starts a background job over up to ${count(LIMITS.jobIdentifiers)} numbers and e-mail addresses; follow it with get_job and read answers with get_job_results. ` +
         `Reserves the maximum possible cost up front with a live key. Estimates first: above ${thresholdText(config)} USD or over ${CONFIRM_NUMBERS_ABOVE} numbers it answers confirmation_required (amount and a one-call confirmation_token) instead; once the user approves, repeat the same call adding confirm_max_cost and confirmation_token. ` +
         "Repeating the same call within 24 hours returns the same job (replayed: true), never a second charge; a confirmed call that fails with retryable: true keeps its token for that repeat. Pass a new idempotency_key to run the same list again on purpose.",
       input: {
-        numbers: numbersField(50_000),
-        emails: emailsField(50_000),
-        checks,
-        confirm_max_cost: amount.optional(),
+        ...jobListInput,
+        confirm_max_cost: confirmMaxCost.optional(),
         confirmation_token: confirmationToken.optional(),
         idempotency_key: idempotencyKey.optional(),
-        webhook_endpoint_id: z.string().max(80).optional().describe("Optional verified webhook endpoint (we_…) to notify with job.completed."),
+        webhook_endpoint_id: webhookEndpointId,
       },
       output: { job: jobOut, replayed: z.boolean(), idempotency_key: z.string().optional(), cost: z.object({ max_cost: z.string(), max_cost_sent: z.string(), confirmed: z.boolean(), currency: z.literal("USD") }) },
       readOnly: false,
@@ -284,7 +236,7 @@ export function createMcpServer(deps: ServerDeps): McpServer {
     async (args, extra) => {
       const read = readApproval("create_job", args, book);
       if ("refused" in read) return read.refused;
-      const approved = read.approval ? formatMicros(read.approval.limitMicros) : null;
+      const approved = read.approval ? formatAmount(read.approval.limitMicros) : null;
       const list = { numbers: args.numbers, emails: args.emails, checks: args.checks };
       // With an approval the estimate carries its amount as max_cost: the API itself refuses a dearer list
       // (cost_limit_exceeded) before anything is created, so the idempotency key is not spent on a refusal.
@@ -318,8 +270,8 @@ export function createMcpServer(deps: ServerDeps): McpServer {
     {
       title: "Read a job and its progress",
       description:
-        "Status, progress (checks done of checks_total, percent) and cost of a job. With wait (1-30 s) it holds until the job finishes or the time is up, sending MCP progress notifications when the client asks for them. Free.",
-      input: { id: jobId, wait: z.number().int().min(0).max(30).optional().describe("Seconds (0-30) to wait for the job to finish.") },
+        `Status, progress (checks done of checks_total, percent) and cost of a job. With wait (1-${LIMITS.maxWaitSeconds} s) it holds until the job finishes or the time is up, sending MCP progress notifications when the client asks for them. Free.`,
+      input: { id: jobId, wait: waitOf("for the job to finish") },
       output: { job: jobOut },
       readOnly: true,
     },
@@ -350,14 +302,7 @@ export function createMcpServer(deps: ServerDeps): McpServer {
       title: "Page through a job's results",
       description:
         "One page of a job's answers in input order (one row per identifier with every check). Pass next_cursor as `after` for the next page. Filters (status, registered) apply to one service (default: the job's first check). Free.",
-      input: {
-        id: jobId,
-        after: z.string().max(500).optional().describe("next_cursor of the previous page."),
-        limit: z.number().int().min(1).max(200).optional().describe("Rows per page, 1-200 (default 50)."),
-        service: z.string().max(40).optional().describe("Check the filters apply to (default: the job's first check)."),
-        status: z.string().max(40).optional().describe('Only rows whose `service` check has this status, e.g. "ok", "unknown".'),
-        registered: z.boolean().nullable().optional().describe("Only rows whose `service` answer is registered true / false / null (unknown)."),
-      },
+      input: { id: jobId, ...resultsInput },
       output: { job_id: z.string(), rows: z.array(row), has_more: z.boolean(), next_cursor: z.string().nullable(), next: z.string().optional() },
       readOnly: true,
     },
@@ -424,7 +369,7 @@ export function createMcpServer(deps: ServerDeps): McpServer {
     },
     async (_args, extra) => {
       const list = await client.services.list({ signal: extra.signal });
-      const mode = priceMode();
+      const mode = priceMode;
       return ok({
         price_mode: mode,
         account_specific: list.account_specific,
@@ -448,11 +393,11 @@ export function createMcpServer(deps: ServerDeps): McpServer {
 }
 
 function assessEstimate(e: { max_cost: { amount: string }; numbers: { total: number }; emails: { total: number }; checks_total: number; livemode: boolean }): Assessment {
-  return { maxCostMicros: toMicros(e.max_cost.amount) ?? 0n, numbers: e.numbers.total, emails: e.emails.total, checksTotal: e.checks_total, livemode: e.livemode };
+  return { maxCostMicros: parseAmount(e.max_cost.amount) ?? 0n, numbers: e.numbers.total, emails: e.emails.total, checksTotal: e.checks_total, livemode: e.livemode };
 }
 
 function leftOf(limit: string, used: string): string {
-  const l = toMicros(limit) ?? 0n;
-  const u = toMicros(used) ?? 0n;
-  return formatMicros(l > u ? l - u : 0n);
+  const l = parseAmount(limit) ?? 0n;
+  const u = parseAmount(used) ?? 0n;
+  return formatAmount(l > u ? l - u : 0n);
 }

@@ -8,7 +8,19 @@ export { Client, API_KEY_ENV, BASE_URL_ENV, DEFAULT_BASE_URL, DEFAULT_TIMEOUT_MS
 export type { ApiResponse, FetchLike, IdempotentRequestOptions, Logger, RequestOptions } from "./transport";
 export { DEFAULT_RETRY, backoffDelay, parseRetryAfter, type RetryOptions } from "./retry";
 export { SDK_VERSION } from "./version";
-export { ALLOW_INSECURE_HTTP_ENV, createRedactor, isLoopbackHost, parseAllowInsecureHttp, redactSecrets } from "./safety";
+export {
+  ALLOW_INSECURE_HTTP_ENV,
+  API_KEY_PATTERN,
+  API_KEY_PREFIX_PATTERN,
+  apiKeyMode,
+  createRedactor,
+  isLoopbackHost,
+  parseAllowInsecureHttp,
+  redactSecrets,
+  type ApiKeyMode,
+} from "./safety";
+export { AMOUNT_PATTERN, MICROS_PER_UNIT, formatAmount, parseAmount } from "./money";
+export { priceModeOf, quoteLookup, type CostQuote, type LookupQuoteRequest, type PriceMode } from "./quote";
 
 export {
   SvcError,
@@ -103,11 +115,14 @@ import {
   WebhookEndpointUpdate,
   AccountSchema,
   EstimateSchema,
+  IdParam,
   JobSchema,
   LimitsSchema,
   LookupSchema,
   ResultsPageSchema,
+  ResultsQuery,
   ServiceListSchema,
+  WaitQuery,
   WebhookEndpointSchema,
 } from "./contract";
 
@@ -122,14 +137,20 @@ export const SUBSCRIBABLE_EVENTS = CONTRACT_SUBSCRIBABLE_EVENTS;
 export const LIMITS = CONTRACT_LIMITS;
 
 /**
- * JSON Schemas of request bodies and API objects, the ones the gateway validates with
- * (for tool input schemas, forms, or your own checks).
+ * JSON Schemas of request bodies, query strings and API objects, the ones the gateway
+ * validates with (for tool input schemas, forms, or your own checks).
  */
 export const schemas = {
   LookupRequest,
   JobRequest,
   WebhookEndpointCreate,
   WebhookEndpointUpdate,
+  /** `?wait=` of GET /v1/lookups/{id} and /v1/jobs/{id}. */
+  WaitQuery,
+  /** Filters and paging of GET /v1/jobs/{id}/results. */
+  ResultsQuery,
+  /** An object id in a path (`lkp_…`, `job_…`, `we_…`). */
+  IdParam,
   Lookup: LookupSchema,
   Job: JobSchema,
   Estimate: EstimateSchema,

@@ -1,11 +1,13 @@
+import { API_KEY_MODES, API_KEY_PATTERN, API_KEY_PREFIX_PATTERN, API_KEY_PREFIX_SOURCE } from "./contract";
 import { InvalidArgumentError } from "./errors";
 
 /**
- * The two safety rules every client of the API shares (the SDK, the CLI and the MCP
+ * The safety rules every client of the API shares (the SDK, the CLI and the MCP
  * server import them from here, so there is one implementation of each):
  *
  * - what counts as a loopback host, the only place the key may travel over plain http;
- * - how the API key is scrubbed from text that leaves the process.
+ * - what an API key looks like (the contract's pattern, the one the gateway parses
+ *   keys with) and how it is scrubbed from text that leaves the process.
  *
  * No `node:` imports: the SDK's core also runs in browsers, Deno and Bun.
  */
@@ -64,9 +66,26 @@ export function parseAllowInsecureHttp(value: string | undefined): boolean {
   throw new InvalidArgumentError(ALLOW_INSECURE_HTTP_ENV, `${ALLOW_INSECURE_HTTP_ENV} must be 1/true or 0/false.`);
 }
 
-/** Anything shaped like an API key (documented prefix, then at least 20 base62 characters). */
-const KEY_SHAPE = /(svc_(?:test|live|agent)_)[0-9A-Za-z]{20,}/g;
-const KEY_PREFIX = /^svc_(?:test|live|agent)_/;
+// API_KEY_PATTERN: a whole key by its shape, `svc_<mode>_` + 30 base62 characters + a
+// 6-character checksum (groups: mode, body, checksum); only the API knows whether a key
+// is valid. API_KEY_PREFIX_PATTERN: a string starting with the prefix (group 1: mode).
+export { API_KEY_PATTERN, API_KEY_PREFIX_PATTERN };
+
+/** The kind of key its prefix names: `test`, `live` or `agent`. */
+export type ApiKeyMode = (typeof API_KEY_MODES)[number];
+
+/** The mode a key's documented prefix names (`svc_live_…` → `live`), or null when it has none. Never the key itself. */
+export function apiKeyMode(key: string | undefined): ApiKeyMode | null {
+  const m = key ? API_KEY_PREFIX_PATTERN.exec(key) : null;
+  return m ? (m[1] as ApiKeyMode) : null;
+}
+
+/**
+ * Anything shaped like an API key: the documented prefix, then at least 20 base62
+ * characters (looser than a whole key on purpose: a truncated or mistyped key is
+ * scrubbed too). Group 1 is the prefix, which is kept.
+ */
+const KEY_SHAPE = new RegExp(`(${API_KEY_PREFIX_SOURCE})[0-9A-Za-z]{20,}`, "g");
 const REDACTED = "[redacted]";
 
 /**
@@ -81,7 +100,7 @@ export function redactSecrets(text: string, secrets: Iterable<string | undefined
     const s = raw?.trim();
     if (!s || s.length < 8) continue;
     if (out.includes(s)) out = out.split(s).join(REDACTED);
-    const body = s.replace(KEY_PREFIX, "");
+    const body = s.replace(API_KEY_PREFIX_PATTERN, "");
     if (body !== s && body.length >= 20 && out.includes(body)) out = out.split(body).join(REDACTED);
   }
   return out.replace(KEY_SHAPE, `$1${REDACTED}`);

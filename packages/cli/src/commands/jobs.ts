@@ -1,5 +1,5 @@
 import { Command, Option } from "commander";
-import { isJobFinished, type CsvJobParams, type DownloadFormat, type ResultsFilters } from "@svc/sdk";
+import { isJobFinished, LIMITS, schemas, type CsvJobParams, type DownloadFormat, type ResultsFilters } from "@svc/sdk";
 import { client, globals } from "../context";
 import { UsageError } from "../exit-codes";
 import { estimateText, jobText, money, ROW_HEADERS, rowLines } from "../format";
@@ -11,6 +11,9 @@ const FILE_HELP =
   "The list is a CSV file (with a header naming a phone or email column, or without one:\n" +
   "every cell an identifier) or a text file with one number or e-mail address per line;\n" +
   "`-` reads it from stdin. It is uploaded as is and read by the API (docs/csv-upload.md).";
+
+/** The most rows GET /v1/jobs/{id}/results gives per page (the contract's `limit` maximum). */
+const PAGE_SIZE_MAX = schemas.ResultsQuery.properties.limit.maximum as number;
 
 type ListOptions = { checks: string[]; maxCost?: string; webhook?: string };
 
@@ -28,7 +31,7 @@ function jobParams(file: string, opts: ListOptions): CsvJobParams {
 const checksOption = () => new Option("-c, --checks <codes>", "checks to run on every row, comma-separated or repeated (required)").argParser(collect).makeOptionMandatory();
 
 export function jobsCommand(): Command {
-  const jobs = new Command("jobs").summary("bulk jobs of up to 50,000 numbers and e-mail addresses").description("Bulk jobs: estimate, create, follow, read results, download, cancel.");
+  const jobs = new Command("jobs").summary(`bulk jobs of up to ${LIMITS.jobIdentifiers.toLocaleString("en-US")} numbers and e-mail addresses`).description("Bulk jobs: estimate, create, follow, read results, download, cancel.");
 
   jobs
     .command("estimate")
@@ -80,7 +83,7 @@ Examples:
     .command("get")
     .summary("show a job: status, progress, cost")
     .argument("<id>", "job id (job_…)")
-    .addOption(new Option("--wait <seconds>", "hold the request up to this long (0-30) until the job is final").argParser(positiveInt("--wait", 30, 0)))
+    .addOption(new Option("--wait <seconds>", `hold the request up to this long (0-${LIMITS.maxWaitSeconds}) until the job is final`).argParser(positiveInt("--wait", LIMITS.maxWaitSeconds, 0)))
     .action(async (id: string, opts: { wait?: number }, cmd: Command) => {
       const job = await client(cmd).jobs.get(id, opts.wait === undefined ? {} : { wait: opts.wait });
       if (globals(cmd).json) json(job);
@@ -141,7 +144,7 @@ Examples:
     .option("--status <status>", "only rows whose --service check has this status (ok, unknown, …)")
     .addOption(new Option("--registered <value>", "only rows whose --service answer is registered").choices(["true", "false", "null"]))
     .addOption(new Option("--limit <rows>", "print at most this many rows").argParser(positiveInt("--limit")))
-    .addOption(new Option("--page-size <rows>", "rows per request (1-1000)").argParser(positiveInt("--page-size", 1000)).default(1000))
+    .addOption(new Option("--page-size <rows>", `rows per request (1-${PAGE_SIZE_MAX})`).argParser(positiveInt("--page-size", PAGE_SIZE_MAX)).default(PAGE_SIZE_MAX))
     .addHelpText("after", "\nExamples:\n  svc jobs results job_… --service spam --registered true\n  svc jobs results job_… --json | jq -r 'select(.checks[0].attributes.risk_level == \"high\") | .e164'")
     .action(async (id: string, opts: { service?: string; status?: string; registered?: string; limit?: number; pageSize: number }, cmd: Command) => {
       const filters: ResultsFilters = { limit: Math.min(opts.pageSize, opts.limit ?? Infinity) };

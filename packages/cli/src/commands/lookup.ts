@@ -1,5 +1,5 @@
 import { Command, Option } from "commander";
-import type { LookupCreateParams } from "@svc/sdk";
+import { LIMITS, type LookupCreateParams } from "@svc/sdk";
 import { client, globals } from "../context";
 import { EXIT } from "../exit-codes";
 import { lookupText } from "../format";
@@ -8,15 +8,15 @@ import { err, json, out } from "../output";
 
 export function lookupCommand(): Command {
   return new Command("lookup")
-    .summary("check numbers and e-mail addresses now (up to 100)")
+    .summary(`check numbers and e-mail addresses now (up to ${LIMITS.lookupIdentifiers})`)
     .description(
-      "Checks phone numbers (with country code) and e-mail addresses in real time, up to 100 per call.\n" +
+      `Checks phone numbers (with country code) and e-mail addresses in real time, up to ${LIMITS.lookupIdentifiers} per call.\n` +
         "Give them as arguments, or one per line on stdin (when no argument is given, or with `-`).\n" +
         "Arguments with an @ are e-mail addresses. Without --checks: spam for numbers, email for addresses.",
     )
     .argument("[identifiers...]", "numbers and e-mail addresses; `-` reads stdin")
     .option("-c, --checks <codes>", "checks to run, comma-separated or repeated (see `svc services`)", collect)
-    .addOption(new Option("--wait <seconds>", "seconds the API waits for every answer before answering `pending`").argParser(positiveInt("--wait", 30, 0)).default(10))
+    .addOption(new Option("--wait <seconds>", "seconds the API waits for every answer before answering `pending`").argParser(positiveInt("--wait", LIMITS.maxWaitSeconds, 0)).default(LIMITS.defaultLookupWaitSeconds))
     .option("--no-follow", "print a pending lookup as it is instead of waiting for it to complete")
     .option("--webhook <we_id>", "verified webhook endpoint to notify with lookup.completed")
     .option("--max-cost <amount>", "refuse (402 cost_limit_exceeded) if the maximum cost is higher, in USD")

@@ -1,3 +1,4 @@
+import { LIMITS } from "../contract";
 import { copyDownload, type DownloadResult, type DownloadTarget } from "../download";
 import { InvalidArgumentError, InvalidResponseError, TimeoutError } from "../errors";
 import { fileToBlob, type FileInput } from "../files";
@@ -111,7 +112,7 @@ export class Jobs {
    * request), never a tight loop. Resolves with the final job, whatever its status.
    */
   async waitForJob(id: string, options: WaitForJobOptions = {}): Promise<Job> {
-    const { onProgress, pollWaitSeconds = 30, maxWaitMs, ...request } = options;
+    const { onProgress, pollWaitSeconds = LIMITS.maxWaitSeconds, maxWaitMs, ...request } = options;
     const deadline = maxWaitMs === undefined ? Infinity : Date.now() + maxWaitMs;
     let last = "";
     for (;;) {

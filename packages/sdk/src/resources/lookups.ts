@@ -1,3 +1,4 @@
+import { LIMITS } from "../contract";
 import { InvalidArgumentError, TimeoutError } from "../errors";
 import { operation, type IdempotentRequestOptions, type RequestOptions, type Transport } from "../transport";
 import type { Lookup, LookupCreateParams } from "../types";
@@ -31,7 +32,7 @@ export class Lookups {
    */
   async create(params: LookupCreateParams, options?: IdempotentRequestOptions): Promise<Lookup> {
     if (!params || typeof params !== "object") throw new InvalidArgumentError("params", "Lookup parameters (numbers, emails, checks) are required.");
-    const wait = typeof params.wait === "number" ? params.wait : 10;
+    const wait = typeof params.wait === "number" ? params.wait : LIMITS.defaultLookupWaitSeconds;
     return (await this.#t.call<Lookup>(operation("createLookup"), { json: params, waitSeconds: wait, options })).data;
   }
 
@@ -42,7 +43,7 @@ export class Lookups {
 
   /** Long-polls a pending lookup (the API's `wait`, not tight polling) until it completes. */
   async waitForLookup(id: string, options: WaitForLookupOptions = {}): Promise<Lookup> {
-    const { pollWaitSeconds = 30, maxWaitMs, ...request } = options;
+    const { pollWaitSeconds = LIMITS.maxWaitSeconds, maxWaitMs, ...request } = options;
     const deadline = maxWaitMs === undefined ? Infinity : Date.now() + maxWaitMs;
     for (;;) {
       const left = deadline - Date.now();
