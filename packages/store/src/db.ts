@@ -1,15 +1,15 @@
 import pg from "pg";
-import { PrismaPg } from "@prisma/adapter-pg";
-import { PrismaClient } from "@prisma/client";
 
 /** Anything that runs SQL: the pool, or a client inside a transaction. */
 export type Sql = Pick<pg.Pool, "query"> | pg.PoolClient;
 
 export type Store = {
-  /** Raw pg for hot paths and bulk writes. */
+  /**
+   * Every statement of the store runs here, as SQL in named functions. No process
+   * builds a Prisma Client: none makes a query through one (the Prisma schema stays the
+   * datamodel migrations are written from, and Prisma's CLI applies them).
+   */
   pool: pg.Pool;
-  /** The generated Prisma client (same pool, via the pg driver adapter). */
-  prisma: PrismaClient;
   /**
    * A pool on a read replica (DATABASE_REPLICA_URL), or null when none is set. Only
    * reads that tolerate lag may use it, and only through a rule that falls back to
@@ -52,13 +52,10 @@ export function createStore(options: {
   const lost = options.onConnectionLost ?? (() => undefined);
   const pool = newPool({ url: options.databaseUrl, max: options.poolSize ?? 10, name, connectTimeoutMs: 5_000, lost });
   const replica = options.replicaUrl ? newPool({ url: options.replicaUrl, max: options.replicaPoolSize ?? 10, name: `${name}-replica`, connectTimeoutMs: 2_000, lost }) : null;
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   return {
     pool,
-    prisma,
     replica,
     async close() {
-      await prisma.$disconnect().catch(() => undefined);
       await pool.end().catch(() => undefined);
       await replica?.end().catch(() => undefined);
     },

@@ -8,7 +8,6 @@ export * from "./events";
 export * from "./idempotency";
 export * from "./prices";
 export * from "./test-keys";
-export type { PrismaClient } from "@prisma/client";
 export * from "./reservations";
 export * from "./settlement";
 export * from "./answer-cache";
