@@ -91,12 +91,6 @@ const KNOWN = [
   { kind: "cycle", file: "services/gateway/src/http/routes.ts", count: 1, issue: 21 },
   { kind: "cycle", file: "services/gateway/src/requests/daily-email-families.ts", count: 1, issue: 21 },
   { kind: "cycle", file: "services/gateway/src/requests/plan.ts", count: 1, issue: 21 },
-  { kind: "sql", file: "services/gateway/src/account/account.ts", count: 1, issue: 21 },
-  { kind: "sql", file: "services/gateway/src/cache/caches.ts", count: 1, issue: 21 },
-  { kind: "sql", file: "services/gateway/src/jobs/download.ts", count: 1, issue: 21 },
-  { kind: "sql", file: "services/gateway/src/reads/replica-reads.ts", count: 2, issue: 21 },
-  { kind: "sql", file: "services/gateway/src/requests/plan.ts", count: 1, issue: 21 },
-  { kind: "sql", file: "services/gateway/src/requests/reserve.ts", count: 1, issue: 21 },
 ];
 
 // ---------------------------------------------------------------------------

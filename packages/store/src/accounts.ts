@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { newId } from "@svc/domain";
-import { withTransaction } from "./db";
+import { withTransaction, type Sql } from "./db";
 import { postLedgerTransaction } from "./ledger";
 
 export type NewAccount = { name: string; balanceMicros: bigint; retentionDays?: number; isSandbox?: boolean; id?: string };
@@ -48,6 +48,38 @@ export async function getAccount(sql: Pick<pg.Pool, "query">, id: string): Promi
   const { rows } = await sql.query<AccountRow>(
     `SELECT id, name, balance_micros, reserved_micros, retention_days, realtime_enabled, is_sandbox FROM accounts WHERE id = $1`,
     [id],
+  );
+  return rows[0] ?? null;
+}
+
+/** An account as its key's holder sees it on `day` (UTC): today's live counters, zero when they belong to an earlier day. */
+export type AccountToday = {
+  id: string;
+  name: string;
+  balance_micros: bigint;
+  reserved_micros: bigint;
+  low_balance_threshold_micros: bigint | null;
+  retention_days: number;
+  daily_identifiers_cap: number | null;
+  daily_spend_cap_micros: bigint | null;
+  day_identifiers: number;
+  day_spend_micros: bigint;
+  /** The key's own daily spend cap and today's spend against it. */
+  key_cap: bigint | null;
+  key_day_spend: bigint;
+};
+
+/** The account of API key `keyId` with its and the key's counters for `day` (`YYYY-MM-DD`); null when there is no such key. */
+export async function accountTodayOfKey(sql: Sql, keyId: string, day: string): Promise<AccountToday | null> {
+  const { rows } = await sql.query<AccountToday>(
+    `SELECT a.id, a.name, a.balance_micros, a.reserved_micros, a.low_balance_threshold_micros, a.retention_days,
+            a.daily_identifiers_cap, a.daily_spend_cap_micros,
+            CASE WHEN a.counter_day = $2::date THEN a.day_identifiers ELSE 0 END AS day_identifiers,
+            CASE WHEN a.counter_day = $2::date THEN a.day_spend_micros ELSE 0 END AS day_spend_micros,
+            k.daily_spend_cap_micros AS key_cap,
+            CASE WHEN k.counter_day = $2::date THEN k.day_spend_micros ELSE 0 END AS key_day_spend
+     FROM accounts a JOIN api_keys k ON k.account_id = a.id WHERE k.id = $1`,
+    [keyId, day],
   );
   return rows[0] ?? null;
 }

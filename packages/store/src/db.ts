@@ -100,6 +100,47 @@ export async function replayedWalPosition(sql: Sql): Promise<bigint | null> {
   return lsn ? parseLsn(lsn) : null;
 }
 
+/**
+ * Opens a read-only REPEATABLE READ transaction on `client`: every statement until
+ * endReadOnlySnapshot reads one snapshot (on a standby, one point in its replay).
+ */
+export async function beginReadOnlySnapshot(client: pg.PoolClient): Promise<void> {
+  await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+}
+
+/** Ends the transaction beginReadOnlySnapshot opened (nothing was written: this only closes it). */
+export async function endReadOnlySnapshot(client: pg.PoolClient): Promise<void> {
+  await client.query("COMMIT");
+}
+
+/**
+ * A connection of its own (outside every pool) that LISTENs on `svc_cache`, where the
+ * cache_invalidation and api_keys_notify_on_insert migrations announce changes to
+ * keys, accounts and prices. Its listeners are attached before it connects:
+ * `onNotification` hears each payload, `onLost` an error or the end of the
+ * connection. Rejects (the connection closed) when it cannot connect or listen.
+ * The connection stays usable for reads that must be ordered with the notifications.
+ */
+export async function listenForCacheInvalidations(options: {
+  databaseUrl: string;
+  applicationName: string;
+  onNotification: (payload: string | undefined) => void;
+  onLost: (client: pg.Client) => void;
+}): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: options.databaseUrl, application_name: options.applicationName });
+  client.on("notification", (msg) => options.onNotification(msg.payload));
+  client.on("error", () => options.onLost(client));
+  client.on("end", () => options.onLost(client));
+  try {
+    await client.connect();
+    await client.query("LISTEN svc_cache");
+  } catch (err) {
+    await client.end().catch(() => undefined);
+    throw err;
+  }
+  return client;
+}
+
 /** Runs `fn` in one transaction on one connection; rolls back on any error. */
 export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();

@@ -1,4 +1,6 @@
+import type { Readable } from "node:stream";
 import type pg from "pg";
+import QueryStream from "pg-query-stream";
 import { idMonth, type CheckResult } from "@svc/domain";
 import type { Sql } from "./db";
 import type { LeaseRenewal } from "./lease";
@@ -164,6 +166,22 @@ const CHUNK_HAS_WORK = `(j.status IN ('queued', 'running') AND c.status IN ('que
  * one, so renewing, releasing and completing compare it and an attempt that lost
  * its lease can no longer touch the row.
  */
+/**
+ * Every row of a job in input order, streamed from a cursor `batchSize` rows at a time
+ * (objects shaped as StoredRow), so memory stays flat whatever the size of the job.
+ * The stream holds `client` until it ends or is destroyed; the caller releases it then.
+ */
+export function streamJobRows(client: pg.PoolClient, jobId: string, batchSize = 1_000): Readable {
+  return client.query(
+    new QueryStream(
+      `SELECT row_no, kind, input_masked, e164, country, number_status, email, email_status, checks FROM result_rows WHERE job_id = $1 AND id_month = $2 ORDER BY row_no`,
+      // The job's partition alone (docs/partitioning.md).
+      [jobId, idMonth(jobId)],
+      { batchSize },
+    ),
+  );
+}
+
 export type ChunkClaim = { first_row: number; last_row: number; attempts: number; leased_until: Date };
 
 /**

@@ -114,6 +114,19 @@ export async function markCapReached(
   return r.rowCount === 1;
 }
 
+/** The daily caps that can hold a key's requests: its account's (identifiers, spend) and its own (spend), with the key's hint. */
+export type KeyCaps = { ids: number | null; spend: bigint | null; key_spend: bigint | null; hint: string };
+
+/** The caps of API key `keyId` and its account as they stand (null when there is no such key). */
+export async function capsOfKey(sql: Sql, keyId: string): Promise<KeyCaps | null> {
+  const { rows } = await sql.query<KeyCaps>(
+    `SELECT a.daily_identifiers_cap AS ids, a.daily_spend_cap_micros AS spend, k.daily_spend_cap_micros AS key_spend, k.hint
+     FROM accounts a JOIN api_keys k ON k.account_id = a.id WHERE k.id = $1`,
+    [keyId],
+  );
+  return rows[0] ?? null;
+}
+
 /**
  * One request's transaction: `write` stores the request (lookup, job), then the
  * reservation is taken and committed while holding this process's turn on the

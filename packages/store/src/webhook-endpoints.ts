@@ -54,6 +54,15 @@ export async function findEndpoint(sql: Sql, owner: Owner, id: string, lock = fa
   return rows[0] ?? null;
 }
 
+/** Whether `id` is a verified (active), undeleted endpoint of the owner's account and mode: a target lookups and jobs may name. */
+export async function isActiveEndpoint(sql: Sql, owner: Owner, id: string): Promise<boolean> {
+  const { rows } = await sql.query(
+    `SELECT 1 FROM webhook_endpoints WHERE id = $1 AND account_id = $2 AND livemode = $3 AND status = 'active' AND deleted_at IS NULL`,
+    [id, owner.accountId, owner.livemode],
+  );
+  return rows.length > 0;
+}
+
 /**
  * Creates an endpoint (pending verification) and its first challenge, unless the
  * account already has the maximum for this mode. Creations for one account and

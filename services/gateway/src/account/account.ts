@@ -1,40 +1,15 @@
 import { ApiError, LIMITS } from "@svc/contract";
 import { money } from "@svc/domain";
-import { usageBetween, usageToday } from "@svc/store";
+import { accountTodayOfKey, usageBetween, usageToday, type AccountToday } from "@svc/store";
 import type { Caller, Deps } from "../context";
 import type { Handler } from "../http/routes";
 import { nextUtcMidnight, utcDay } from "../time";
 
-type AccountRow = {
-  id: string;
-  name: string;
-  balance_micros: bigint;
-  reserved_micros: bigint;
-  low_balance_threshold_micros: bigint | null;
-  retention_days: number;
-  daily_identifiers_cap: number | null;
-  daily_spend_cap_micros: bigint | null;
-  day_identifiers: number;
-  day_spend_micros: bigint;
-  key_cap: bigint | null;
-  key_day_spend: bigint;
-};
-
 /** The account with today's live counters (zero when they belong to an earlier day). */
-async function loadAccount(deps: Deps, caller: Caller, day: string): Promise<AccountRow> {
-  const { rows } = await deps.store.pool.query<AccountRow>(
-    `SELECT a.id, a.name, a.balance_micros, a.reserved_micros, a.low_balance_threshold_micros, a.retention_days,
-            a.daily_identifiers_cap, a.daily_spend_cap_micros,
-            CASE WHEN a.counter_day = $2::date THEN a.day_identifiers ELSE 0 END AS day_identifiers,
-            CASE WHEN a.counter_day = $2::date THEN a.day_spend_micros ELSE 0 END AS day_spend_micros,
-            k.daily_spend_cap_micros AS key_cap,
-            CASE WHEN k.counter_day = $2::date THEN k.day_spend_micros ELSE 0 END AS key_day_spend
-     FROM accounts a JOIN api_keys k ON k.account_id = a.id WHERE k.id = $1`,
-    [caller.keyId, day],
-  );
-  const row = rows[0];
-  if (!row) throw new ApiError("unauthorized");
-  return row;
+async function loadAccount(deps: Deps, caller: Caller, day: string): Promise<AccountToday> {
+  const account = await accountTodayOfKey(deps.store.pool, caller.keyId, day);
+  if (!account) throw new ApiError("unauthorized");
+  return account;
 }
 
 /** GET /v1/account: balance, reserved amount and today's usage (UTC) for the key's mode. */

@@ -1,7 +1,7 @@
-import pg from "pg";
+import type pg from "pg";
 import type { CheckCode } from "@svc/domain";
 import type { Logger } from "@svc/runtime";
-import { keyHashIsLive, liveKeyPrefixPage, type CheckOffer, type KeyRecord } from "@svc/store";
+import { keyHashIsLive, listenForCacheInvalidations, liveKeyPrefixPage, type CheckOffer, type KeyRecord } from "@svc/store";
 import { LiveKeySet } from "./live-keys";
 import { TtlCache } from "./ttl-cache";
 
@@ -67,17 +67,12 @@ export class CacheInvalidator {
 
   async start(): Promise<void> {
     this.setEnabled(false);
-    const client = new pg.Client({ connectionString: this.databaseUrl, application_name: "gateway-cache" });
-    client.on("notification", (msg) => this.apply(msg.payload ?? "all"));
-    client.on("error", () => this.reconnect(client));
-    client.on("end", () => this.reconnect(client));
-    try {
-      await client.connect();
-      await client.query("LISTEN svc_cache");
-    } catch (err) {
-      await client.end().catch(() => undefined);
-      throw err;
-    }
+    const client = await listenForCacheInvalidations({
+      databaseUrl: this.databaseUrl,
+      applicationName: "gateway-cache",
+      onNotification: (payload) => this.apply(payload ?? "all"),
+      onLost: (lost) => this.reconnect(lost),
+    });
     if (this.stopped) {
       await client.end().catch(() => undefined);
       return;

@@ -1,23 +1,14 @@
 import { Transform, type TransformCallback } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import QueryStream from "pg-query-stream";
 import { ApiError } from "@svc/contract";
-import { CHECKS, idMonth, type CheckCode, type CheckResult } from "@svc/domain";
+import { CHECKS, type CheckCode } from "@svc/domain";
+import { streamJobRows, type StoredRow } from "@svc/store";
 import type { Deps } from "../context";
 import type { Handler } from "../http/routes";
 import { jobFinished, replicaHasFinishedJob, requireResults, visibleJob } from "./access";
 
-type Row = {
-  row_no: number;
-  kind: "number" | "email";
-  input_masked: string;
-  e164: string | null;
-  country: string | null;
-  number_status: string | null;
-  email: string | null;
-  email_status: string | null;
-  checks: CheckResult[];
-};
+/** A row as streamed from the store. */
+type Row = StoredRow;
 
 const RESERVED = new Set(["status", "registered", "billed"]);
 
@@ -95,14 +86,7 @@ export function downloadJobHandler(deps: Deps): Handler {
     const client = replica?.client ?? (await deps.store.pool.connect());
     let cutShort = false;
     try {
-      const rows = client.query(
-        new QueryStream(
-          `SELECT row_no, kind, input_masked, e164, country, number_status, email, email_status, checks FROM result_rows WHERE job_id = $1 AND id_month = $2 ORDER BY row_no`,
-          // The job's partition alone (docs/partitioning.md).
-          [job.id, idMonth(job.id)],
-          { batchSize: 1_000 },
-        ),
-      );
+      const rows = streamJobRows(client, job.id);
       res.status(200);
       res.setHeader("Content-Type", format === "csv" ? "text/csv; charset=utf-8" : "application/x-ndjson; charset=utf-8");
       res.setHeader("Content-Disposition", `attachment; filename="${job.id}.${format}"`);

@@ -1,6 +1,6 @@
 import pg from "pg";
 import type { Logger } from "@svc/runtime";
-import { currentWalPosition, replayedWalPosition } from "@svc/store";
+import { beginReadOnlySnapshot, currentWalPosition, endReadOnlySnapshot, replayedWalPosition } from "@svc/store";
 import { metrics } from "@svc/telemetry";
 
 /** The reads that may go to the replica (the label of svc_db_reads_total). */
@@ -195,7 +195,7 @@ export class ReplicaReads {
     let client: pg.PoolClient | undefined;
     try {
       client = await this.replica!.connect();
-      if (inSnapshot) await timed(client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"));
+      if (inSnapshot) await timed(beginReadOnlySnapshot(client));
     } catch (err) {
       // A connection that failed on BEGIN is dropped, not returned to the pool.
       client?.release(true);
@@ -211,7 +211,7 @@ export class ReplicaReads {
         released = true;
         if (destroy) return held.release(true);
         try {
-          if (inSnapshot) await timed(held.query("COMMIT"));
+          if (inSnapshot) await timed(endReadOnlySnapshot(held));
           held.release();
         } catch {
           held.release(true);

@@ -1,5 +1,6 @@
 import { ApiError } from "@svc/contract";
 import { CHECKS, type CheckCode, type InputKind, type PreparedRow } from "@svc/domain";
+import { isActiveEndpoint } from "@svc/store";
 import { offersFor } from "../cache/offers";
 import type { Caller, Deps } from "../context";
 import { checkAvailable } from "../handlers/catalog";
@@ -61,11 +62,7 @@ async function resolveWebhookTarget(deps: Deps, caller: Caller, id: string | und
   if (caller.isSandbox) {
     throw new ApiError("invalid_request", { param: "webhook_endpoint_id", message: "Webhooks are not available with the public sandbox key." });
   }
-  const { rows } = await deps.store.pool.query(
-    `SELECT 1 FROM webhook_endpoints WHERE id = $1 AND account_id = $2 AND livemode = $3 AND status = 'active' AND deleted_at IS NULL`,
-    [id, caller.accountId, caller.livemode],
-  );
-  if (rows.length === 0) {
+  if (!(await isActiveEndpoint(deps.store.pool, { accountId: caller.accountId, livemode: caller.livemode }, id))) {
     throw new ApiError("invalid_request", { param: "webhook_endpoint_id", message: "webhook_endpoint_id must name a verified webhook endpoint of the key's mode." });
   }
   return id;

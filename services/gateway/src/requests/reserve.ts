@@ -4,6 +4,7 @@ import { notifyDispatcher } from "@svc/core";
 import { maxCostMicros, money, newId, parseAmount, toUnitPrices, type CheckCode } from "@svc/domain";
 import {
   bindIdempotentResource,
+  capsOfKey,
   insertLookup,
   markCapReached,
   recordEvent,
@@ -55,12 +56,7 @@ async function refusal(deps: Deps, caller: Caller, reason: ReservationRefusal, d
   }
   const eventId = await withTransaction(deps.store.pool, async (client) => {
     if (!(await markCapReached(client, reason, { accountId: caller.accountId, apiKeyId: caller.keyId }, day))) return null;
-    const { rows } = await client.query<{ ids: number | null; spend: bigint | null; key_spend: bigint | null; hint: string }>(
-      `SELECT a.daily_identifiers_cap AS ids, a.daily_spend_cap_micros AS spend, k.daily_spend_cap_micros AS key_spend, k.hint
-       FROM accounts a JOIN api_keys k ON k.account_id = a.id WHERE k.id = $1`,
-      [caller.keyId],
-    );
-    const caps = rows[0];
+    const caps = await capsOfKey(client, caller.keyId);
     const limit = reason === "daily_identifiers_cap" ? String(caps?.ids ?? "") : money((reason === "key_daily_spend_cap" ? caps?.key_spend : caps?.spend) ?? 0n).amount;
     return recordEvent(client, {
       accountId: caller.accountId,
