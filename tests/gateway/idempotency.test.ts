@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { Request } from "express";
 import { callerScope } from "../../services/gateway/src/http/idempotency";
 import { canonicalJson } from "../../services/gateway/src/http/request-hash";
-import type { Caller } from "../../services/gateway/src/context";
+import type { Caller } from "../../services/gateway/src/caller";
 import { bindIdempotentResource, claimIdempotencyKey, completeIdempotencyKey, purgeExpired } from "@svc/store";
 import { accountWithKey, bearer, type TestKey } from "../support/fixtures";
 import { startTestGateway, type TestGateway } from "../support/gateway";

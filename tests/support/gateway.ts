@@ -5,13 +5,12 @@ import request from "supertest";
 import { createLogger } from "@svc/runtime";
 import { createStore, KeyedSemaphore, type Store } from "@svc/store";
 import { CompletionWaiter, createRedis, fleetOf, Producer, waitForRedis } from "@svc/queues";
-import { createApp, docBaseUrl } from "../../services/gateway/src/app";
+import { createApp, docBaseUrl, type GatewayDeps } from "../../services/gateway/src/app";
 import { answerClientErrors } from "../../services/gateway/src/http/client-errors";
 import { CacheInvalidator, createCaches } from "../../services/gateway/src/cache/caches";
-import { BulkIntake } from "../../services/gateway/src/bulk/intake";
+import { BulkIntake } from "../../services/gateway/src/bulk";
 import { ensurePublicSandbox } from "../../services/gateway/src/bootstrap";
 import { loadGatewayConfig } from "../../services/gateway/src/config";
-import type { Deps } from "../../services/gateway/src/context";
 import { testLookupWriter } from "../../services/gateway/src/lookups/test-batch";
 import { ReplicaReads } from "../../services/gateway/src/reads/replica-reads";
 import { createTestEnv, serviceEnv, type TestEnv } from "./env";
@@ -24,7 +23,7 @@ const noResolver: Resolve = async () => {
 
 export type TestGateway = {
   env: TestEnv;
-  deps: Deps;
+  deps: GatewayDeps;
   store: Store;
   /** Base URL of a real HTTP server on loopback. */
   url: string;
@@ -59,7 +58,7 @@ export async function startTestGateway(options: { env?: TestEnv; config?: Record
   let fixedNow: Date | null = null;
   const reads = new ReplicaReads(store.pool, store.replica, { maxLagMs: config.DATABASE_REPLICA_MAX_LAG_MS, logger });
   await reads.start();
-  const deps: Deps = { config, logger, store, redis, fleet, producer, waiter, caches, accountTurns: new KeyedSemaphore(config.ACCOUNT_CONCURRENCY), bulk, testLookups: testLookupWriter(store), reads, resolveHost: options.resolveHost ?? noResolver, now: () => fixedNow ?? new Date() };
+  const deps: GatewayDeps = { config, logger, store, redis, fleet, producer, waiter, caches, accountTurns: new KeyedSemaphore(config.ACCOUNT_CONCURRENCY), bulk, testLookups: testLookupWriter(store), reads, resolveHost: options.resolveHost ?? noResolver, now: () => fixedNow ?? new Date() };
   // Listen first so the app is built knowing its real base URL (poll URLs, doc links).
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, options.host ?? "127.0.0.1", resolve));

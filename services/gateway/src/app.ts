@@ -1,58 +1,56 @@
 import express, { type Request } from "express";
 import { ApiError, ROUTES } from "@svc/contract";
-import type { Deps, Reply } from "./context";
+import type { NewLookup } from "@svc/store";
+import { accountRoutes } from "./account/routes";
+import type { BulkIntake } from "./bulk";
+import { catalogRoutes } from "./catalog/routes";
+import type { Deps } from "./deps";
 import { errorHandler } from "./http/errors";
 import { installRequestLog, requestContext } from "./http/request-context";
-import { mountRoutes, type Handlers } from "./http/routes";
-import { getAccountHandler, getLimitsHandler, getUsageHandler } from "./account/account";
-import { listServicesHandler } from "./handlers/catalog";
-import { healthHandler, openApiHandler } from "./handlers/system";
-import { createLookupHandler } from "./lookups/create-lookup";
-import { getLookupHandler } from "./lookups/get-lookup";
-import { challengeHandler, createTestKeyHandler, testKeyNetworkLimit } from "./test-keys/create-test-key";
-import { errorsPage, referencePage, testKeyPage } from "./pages/pages";
-import { createJobHandler, estimateJobHandler } from "./jobs/create-job";
-import { deleteJobHandler, getJobHandler } from "./jobs/read-job";
-import { listJobResultsHandler } from "./jobs/results";
-import { downloadJobHandler } from "./jobs/download";
-import { createEndpointHandler, deleteEndpointHandler, listEndpointsHandler, testEndpointHandler, updateEndpointHandler } from "./webhooks/endpoints";
+import { mountRoutes, type Handlers, type Reply } from "./http/routes";
+import { jobRoutes } from "./jobs/routes";
+import { lookupRoutes } from "./lookups/routes";
+import type { GroupCommit } from "./lookups/test-batch";
+import { mountPages } from "./pages/routes";
+import { systemRoutes } from "./system/routes";
+import { testKeyNetworkLimit, testKeyRoutes } from "./test-keys/routes";
+import { webhookEndpointRoutes } from "./webhook-endpoints/routes";
 
-export function handlers(deps: Deps): Handlers {
+/**
+ * Everything the gateway's application uses, built once in main.ts (or by a test):
+ * the process's shared resources, plus what one feature owns — the intake threads
+ * (jobs) and the writer that group-commits test lookups (lookups).
+ */
+export type GatewayDeps = Deps & {
+  /** Threads that read, validate and plan bulk requests, fairly shared between accounts. */
+  bulk: BulkIntake;
+  /** Test lookups without an Idempotency-Key, written in groups (see testLookupWriter); drained before the pool closes. */
+  testLookups: GroupCommit<NewLookup>;
+};
+
+/** Every operation's handler, by operationId, feature by feature. */
+export function handlers(deps: GatewayDeps): Handlers {
   return {
-    getHealth: healthHandler(deps),
-    getOpenApi: openApiHandler(deps),
-    listServices: listServicesHandler(deps),
-    getTestKeyChallenge: challengeHandler(deps),
-    createTestKey: createTestKeyHandler(deps),
-    createLookup: createLookupHandler(deps),
-    getLookup: getLookupHandler(deps),
-    getAccount: getAccountHandler(deps),
-    getLimits: getLimitsHandler(deps),
-    getUsage: getUsageHandler(deps),
-    estimateJob: estimateJobHandler(deps),
-    createJob: createJobHandler(deps),
-    getJob: getJobHandler(deps),
-    deleteJob: deleteJobHandler(deps),
-    listJobResults: listJobResultsHandler(deps),
-    downloadJobResults: downloadJobHandler(deps),
-    listWebhookEndpoints: listEndpointsHandler(deps),
-    createWebhookEndpoint: createEndpointHandler(deps),
-    updateWebhookEndpoint: updateEndpointHandler(deps),
-    deleteWebhookEndpoint: deleteEndpointHandler(deps),
-    testWebhookEndpoint: testEndpointHandler(deps),
+    ...systemRoutes(deps),
+    ...catalogRoutes(deps),
+    ...testKeyRoutes(deps),
+    ...lookupRoutes(deps),
+    ...accountRoutes(deps),
+    ...jobRoutes(deps),
+    ...webhookEndpointRoutes(deps),
   };
 }
 
-export function docBaseUrl(deps: Deps): string {
+export function docBaseUrl(deps: Pick<Deps, "config">): string {
   return `${deps.config.publicBaseUrl}/docs/errors`;
 }
 
 /**
- * The gateway's HTTP application. Order matters: request id first; then the
- * route table (each route authenticates itself, so an unknown path is a 404
+ * The gateway's HTTP application. Order matters: request id first; then the pages;
+ * then the route table (each route authenticates itself, so an unknown path is a 404
  * before any key is looked at); then 404; then the error renderer.
  */
-export function createApp(deps: Deps, extra: { routes?: typeof ROUTES; handlers?: Handlers } = {}): express.Express {
+export function createApp(deps: GatewayDeps, extra: { routes?: typeof ROUTES; handlers?: Handlers } = {}): express.Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
@@ -61,16 +59,7 @@ export function createApp(deps: Deps, extra: { routes?: typeof ROUTES; handlers?
   installRequestLog(app.request);
   app.use(requestContext(deps.logger));
 
-  const testKey = testKeyPage(deps);
-  app.get("/get-test-key", testKey.page);
-  app.get("/get-test-key.js", testKey.script);
-  app.get("/get-test-key/pow-solver.js", testKey.solver);
-  app.get("/get-test-key/pow-worker.js", testKey.worker);
-  app.get("/get-test-key.css", testKey.stylesheet);
-  const reference = referencePage(deps);
-  app.get("/docs", reference.page);
-  app.get("/docs/errors", errorsPage());
-  app.get("/docs/assets/:name", reference.asset);
+  mountPages(app, deps);
   app.post("/v1/test-keys", testKeyNetworkLimit(deps));
 
   const renderError = (req: Request, err: ApiError): Reply => ({

@@ -2,7 +2,7 @@ import { commonEnv, ConfigError, loadConfig, opsEnv, Type, type Static } from "@
 import { webhookEnv, webhookSettings, type WebhookSettings } from "@svc/webhooks";
 
 /**
- * The queue dashboard (Bull Board, ./queue-dashboard.ts): operators only, on a
+ * The queue dashboard (Bull Board, ./queue-dashboard/): operators only, on a
  * port of its own, never the public API's. Off unless a port is set, since it
  * needs a password no default can provide; on the loopback interface by default
  * (`kubectl port-forward` reaches it there, the pod network does not).

@@ -7,17 +7,16 @@ import { createLogger, ShutdownManager } from "@svc/runtime";
 import { metrics } from "@svc/telemetry";
 import { createStore, KeyedSemaphore } from "@svc/store";
 import { CompletionWaiter, createRedis, fleetOf, Producer } from "@svc/queues";
-import { createApp, docBaseUrl } from "./app";
+import { createApp, docBaseUrl, type GatewayDeps } from "./app";
 import { answerClientErrors } from "./http/client-errors";
 import { CacheInvalidator, createCaches } from "./cache/caches";
-import { BulkIntake } from "./bulk/intake";
+import { BulkIntake } from "./bulk";
 import { ensurePublicSandbox } from "./bootstrap";
 import { loadGatewayConfig } from "./config";
-import type { Deps } from "./context";
 import { systemResolver } from "@svc/webhooks";
 import { awaitDependencies, startServiceOps } from "@svc/core";
 import { gatewayMetrics, startPrimaryOps } from "./ops";
-import { startPrimaryQueueDashboard, startQueueDashboard } from "./queue-dashboard";
+import { startPrimaryQueueDashboard, startQueueDashboard } from "./queue-dashboard/queue-dashboard";
 import { testLookupWriter } from "./lookups/test-batch";
 import { ReplicaReads } from "./reads/replica-reads";
 
@@ -64,7 +63,7 @@ async function main(): Promise<void> {
   const reads = new ReplicaReads(store.pool, store.replica, { maxLagMs: config.DATABASE_REPLICA_MAX_LAG_MS, logger });
   await reads.start();
 
-  const deps: Deps = { config, logger, store, redis, fleet, producer, waiter, caches, accountTurns: new KeyedSemaphore(config.ACCOUNT_CONCURRENCY), bulk, testLookups: testLookupWriter(store), reads, resolveHost: systemResolver(5_000), now: () => new Date() };
+  const deps: GatewayDeps = { config, logger, store, redis, fleet, producer, waiter, caches, accountTurns: new KeyedSemaphore(config.ACCOUNT_CONCURRENCY), bulk, testLookups: testLookupWriter(store), reads, resolveHost: systemResolver(5_000), now: () => new Date() };
   const server = createServer();
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;

@@ -1,6 +1,6 @@
 import { loadDotEnv } from "@svc/config";
 import { clusterSource, metrics, onScrape, startOpsServer } from "@svc/telemetry";
-import type { BulkIntake } from "./bulk/intake";
+import type { BulkIntake } from "./bulk";
 import { loadGatewayConfig } from "./config";
 
 /**

@@ -1,19 +1,20 @@
 import { ApiError, LIMITS } from "@svc/contract";
 import { money } from "@svc/domain";
 import { accountTodayOfKey, usageBetween, usageToday, type AccountToday } from "@svc/store";
-import type { Caller, Deps } from "../context";
+import type { Caller } from "../caller";
+import type { Deps } from "../deps";
 import type { Handler } from "../http/routes";
 import { nextUtcMidnight, utcDay } from "../time";
 
 /** The account with today's live counters (zero when they belong to an earlier day). */
-async function loadAccount(deps: Deps, caller: Caller, day: string): Promise<AccountToday> {
+async function loadAccount(deps: Pick<Deps, "store">, caller: Caller, day: string): Promise<AccountToday> {
   const account = await accountTodayOfKey(deps.store.pool, caller.keyId, day);
   if (!account) throw new ApiError("unauthorized");
   return account;
 }
 
 /** GET /v1/account: balance, reserved amount and today's usage (UTC) for the key's mode. */
-export function getAccountHandler(deps: Deps): Handler {
+export function getAccountHandler(deps: Pick<Deps, "store" | "now">): Handler {
   return async ({ caller }) => {
     if (!caller) throw new ApiError("unauthorized");
     const day = utcDay(deps.now());
@@ -44,7 +45,7 @@ export function getAccountHandler(deps: Deps): Handler {
 }
 
 /** GET /v1/limits: the request rate, request sizes and the caps that apply to this key. */
-export function getLimitsHandler(deps: Deps): Handler {
+export function getLimitsHandler(deps: Pick<Deps, "store" | "now">): Handler {
   return async ({ caller }) => {
     if (!caller) throw new ApiError("unauthorized");
     const now = deps.now();
@@ -80,7 +81,7 @@ const DAY_MS = 86_400_000;
 const toDate = (day: string) => new Date(`${day}T00:00:00Z`);
 
 /** GET /v1/usage?from&to&group_by: checks, conclusive, cached, billed units and cost for the key's mode. */
-export function getUsageHandler(deps: Deps): Handler {
+export function getUsageHandler(deps: Pick<Deps, "reads" | "store" | "now">): Handler {
   return async ({ caller, query }: { caller: Caller | undefined; query: { from: string; to: string; group_by?: "day" | "check" } }) => {
     if (!caller) throw new ApiError("unauthorized");
     const from = toDate(query.from);

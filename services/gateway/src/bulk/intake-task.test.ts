@@ -1,7 +1,7 @@
 import { identifierHash } from "@svc/store";
 import { requestHash } from "../http/request-hash";
 import { runIntake, type BulkBody, type Intake, type IntakeInput } from "./intake-task";
-import { intakeTenant } from "./intake";
+import { intakeTenant } from "./receive";
 
 const SECRET = "intake-test-secret-0123456789abcdef";
 const json = (value: unknown): BulkBody => ({ type: "json", bytes: new Uint8Array(Buffer.from(typeof value === "string" ? value : JSON.stringify(value))) });

@@ -3,11 +3,10 @@ import { answerTestRows, initialLiveRows, testProfileFor, type CheckCode, type I
 import { identifierHash, renderRowsChunk, type RowsCopy, type TestUsage } from "@svc/store";
 import { requestHash } from "../http/request-hash";
 import { assertStorableInput } from "../http/text-input";
-import { jobBodyFromForm, type JobForm } from "../jobs/csv-upload";
-import { countByKind, familyDigest, prepareRequest, toRefusal, type CallerFacts, type IdentifierBody, type Refusal } from "../requests/prepare";
-import type { PlanFacts } from "../requests/plan";
-import { storedRow } from "../requests/stored-row";
-import { testUsage } from "../requests/test-usage";
+import { jobBodyFromForm, type JobForm } from "./csv-upload";
+import { countByKind, familyDigest, prepareRequest, toRefusal, type CallerFacts, type IdentifierBody, type PlanFacts, type Refusal } from "../planning/prepare";
+import { storedRow } from "../storing/result-rows";
+import { testUsage } from "../storing/test-usage";
 
 /**
  * The CPU-heavy part of a bulk request (POST /v1/jobs and /v1/jobs/estimate, JSON

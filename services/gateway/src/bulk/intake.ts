@@ -1,12 +1,9 @@
 import path from "node:path";
 import { MessageChannel } from "node:worker_threads";
-import type { Request } from "express";
 import { Piscina } from "piscina";
 import { ApiError } from "@svc/contract";
-import { networkOf } from "@svc/domain";
 import { metrics } from "@svc/telemetry";
 import type { GatewayConfig } from "../config";
-import type { Caller } from "../context";
 import { FairScheduler, Overloaded } from "./fair-scheduler";
 import type { TestUsage } from "@svc/store";
 import type { Intake, IntakeInput, RowMessage } from "./intake-task";
@@ -32,14 +29,6 @@ export type BulkIntakeOptions = {
   /** Keys answer-cache lookups and e-mail family digests on the threads. */
   cacheSecret: string;
 };
-
-/**
- * Whose share a bulk request uses: its account, or for the public sandbox key
- * (shared by everyone) the caller's network, as its rate limit counts it.
- */
-export function intakeTenant(req: Request, caller: Caller): string {
-  return caller.isSandbox ? `sandbox:${networkOf(req.ip ?? "")}` : `account:${caller.accountId}`;
-}
 
 const overloaded = (retryAfterSeconds: number) => {
   metrics.intakeRefused().inc();

@@ -2,7 +2,11 @@ import type { NextFunction, Request, Response } from "express";
 import { ApiError } from "@svc/contract";
 import { addressAllowed, hashApiKey, parseApiKey, sameKeyHash, type Scope } from "@svc/domain";
 import { findKeyByHash } from "@svc/store";
-import type { Caller, Deps } from "../context";
+import type { Caller } from "../caller";
+import type { Deps } from "../deps";
+
+/** What resolving a key reads: the secret, the caches of keys, the database, the clock. */
+export type AuthDeps = Pick<Deps, "config" | "caches" | "store" | "now">;
 
 const BEARER = /^Bearer ([!-~]{1,200})$/i;
 const QUERY_KEY_NAMES = /^(api[_-]?key|key|token|access[_-]?token|authorization)$/i;
@@ -31,7 +35,7 @@ function keyInQuery(req: Request): boolean {
  * key is never refused because others sent forged ones from the same address.
  * When the set cannot be trusted (not loaded yet, listener down), the database decides.
  */
-export async function resolveCaller(deps: Deps, req: Request): Promise<Caller> {
+export async function resolveCaller(deps: AuthDeps, req: Request): Promise<Caller> {
   if (keyInQuery(req)) throw unauthorized();
   const header = req.headers.authorization;
   const match = header ? BEARER.exec(header) : null;
@@ -73,7 +77,7 @@ export function requireScope(caller: Caller, scopes: readonly Scope[]): void {
 }
 
 /** Middleware form, for routes that need a key. `optional` lets key-less requests through. */
-export function authenticate(deps: Deps, mode: "key" | "optional") {
+export function authenticate(deps: AuthDeps, mode: "key" | "optional") {
   return async (req: Request, _res: Response, next: NextFunction) => {
     try {
       if (mode === "optional" && !req.headers.authorization && !keyInQuery(req)) return next();

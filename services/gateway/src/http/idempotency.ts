@@ -2,7 +2,11 @@ import type { Request } from "express";
 import { ApiError } from "@svc/contract";
 import { networkOf } from "@svc/domain";
 import { abandonIdempotencyClaim, claimIdempotencyKey, completeIdempotencyKey } from "@svc/store";
-import type { Caller, Deps, Reply } from "../context";
+import type { Caller } from "../caller";
+import type { Deps } from "../deps";
+import type { Reply } from "./request";
+
+export type IdempotencyDeps = Pick<Deps, "store" | "now">;
 
 const KEY_PATTERN = /^[\x20-\x7E]{1,255}$/;
 const TTL_MS = 24 * 3600 * 1000;
@@ -39,7 +43,7 @@ export function callerScope(req: Request, caller: Caller): string {
  * `recover` with that resource, and nothing is created or charged twice.
  */
 export async function withIdempotency(
-  deps: Deps,
+  deps: IdempotencyDeps,
   req: Request,
   caller: Caller,
   key: string,

@@ -3,7 +3,7 @@ import type { NextFunction, Request, Response } from "express";
 import { ApiError, LIMITS } from "@svc/contract";
 import { networkOf } from "@svc/domain";
 import { serverGroupOf, type RedisClient } from "@svc/queues";
-import type { Deps } from "../context";
+import type { Deps } from "../deps";
 import { secondsUntilUtcMidnight, utcDay } from "../time";
 
 /**
@@ -35,6 +35,8 @@ local ttl = redis.call('PTTL', KEYS[1])
 return {minute, day, ttl}`;
 
 type ScriptRedis = Pick<RedisClient, "eval" | "evalsha">;
+
+export type RateLimitDeps = Pick<Deps, "config" | "redis" | "now">;
 
 const isNoScript = (err: unknown) => err instanceof Error && err.message.startsWith("NOSCRIPT");
 
@@ -143,7 +145,7 @@ export function sandboxWindowKeys(redisPrefix: string, network: string, day: str
  * other work. If Redis cannot answer, requests are let through (and logged): the
  * limiter protects capacity, it must not take the API down with it.
  */
-export function rateLimit(deps: Deps) {
+export function rateLimit(deps: RateLimitDeps) {
   const prefix = `${deps.config.REDIS_PREFIX}:rl`;
   return async (req: Request, _res: Response, next: NextFunction) => {
     const caller = req.caller;

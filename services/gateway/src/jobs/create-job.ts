@@ -3,36 +3,41 @@ import { ApiError } from "@svc/contract";
 import { newId, parseAmount } from "@svc/domain";
 import { jobIdOf } from "@svc/queues";
 import { insertJob, jobById, recordTestUsage, type NewJob } from "@svc/store";
-import type { Caller, Deps, Reply } from "../context";
-import type { AcceptedIntake, Handler, HandlerInput } from "../http/routes";
-import type { JobFields } from "../bulk/intake-task";
-import { refuseIfChecksDown } from "../requests/availability";
-import { checkPlan } from "../requests/plan";
-import { quote, reserveAndStore, type Quote } from "../requests/reserve";
-import { storeTestResource } from "../requests/test-resource";
+import { intakeReader, type AcceptedIntake, type IntakeDeps, type JobFields } from "../bulk";
+import type { Caller } from "../caller";
+import type { Deps } from "../deps";
+import type { Handler, HandlerInput, Reply } from "../http/routes";
+import { refuseIfChecksDown } from "../planning/checks-down";
+import { checkPlan, type PlanDeps } from "../planning/plan";
+import { quote, type Quote } from "../pricing/quote";
+import { reserveAndStore, type ReserveDeps } from "../pricing/reserve";
+import { storeTestResource } from "../storing/test-resource";
 import { buildEstimate } from "./estimate";
 import { presentJob } from "./present";
 
 /** How long a live job's money may stay reserved before the sweeper closes it. */
 const LIVE_JOB_RESERVATION_TTL_MS = 7 * 24 * 3600 * 1000;
 
+/** Bulk routes plan, price and reserve like lookups, with their bodies read by the intake threads. */
+export type JobCreationDeps = PlanDeps & ReserveDeps & IntakeDeps & Pick<Deps, "config" | "producer">;
+
 /** A bulk request's input as the route chain hands it over (the intake always ran for these routes). */
-function jobInput(input: HandlerInput<JobFields>): { req: Request; caller: Caller; body: JobFields; intake: AcceptedIntake } {
+function jobInput(input: HandlerInput<JobFields, Record<string, unknown>, AcceptedIntake>): { req: Request; caller: Caller; body: JobFields; intake: AcceptedIntake } {
   if (!input.caller) throw new ApiError("unauthorized");
-  if (!input.intake) throw new ApiError("internal_error");
-  return { req: input.req, caller: input.caller, body: input.body, intake: input.intake };
+  if (!input.read) throw new ApiError("internal_error");
+  return { req: input.req, caller: input.caller, body: input.body, intake: input.read };
 }
 
 /** POST /v1/jobs/estimate: counts and the maximum cost; stores nothing, calls no source, charges nothing. */
-export function estimateJobHandler(deps: Deps): Handler {
-  const handler: Handler = async (input: HandlerInput<JobFields>) => {
+export function estimateJobHandler(deps: JobCreationDeps): Handler {
+  const handler: Handler = async (input: HandlerInput<JobFields, Record<string, unknown>, AcceptedIntake>) => {
     const { caller, body, intake } = jobInput(input);
     const plan = await checkPlan(deps, caller, intake.plan, body, "estimate");
     // max_cost refuses here exactly as POST /v1/jobs would (402 cost_limit_exceeded).
     const q = await quote(deps, caller, plan, body.max_cost);
     return { status: 200, body: await buildEstimate(deps, caller, plan, intake, q) };
   };
-  handler.bulk = { operation: "estimateJob" };
+  handler.reader = intakeReader(deps, "estimateJob");
   return handler;
 }
 
@@ -43,8 +48,8 @@ export function estimateJobHandler(deps: Deps): Handler {
  * chunks go to the check-worker and the response is the `queued` job. The rows
  * were rendered on the intake thread; here they are only written.
  */
-export function createJobHandler(deps: Deps): Handler {
-  const handler: Handler = async (input: HandlerInput<JobFields>) => {
+export function createJobHandler(deps: JobCreationDeps): Handler {
+  const handler: Handler = async (input: HandlerInput<JobFields, Record<string, unknown>, AcceptedIntake>) => {
     const { req, caller, body, intake } = jobInput(input);
     const plan = await checkPlan(deps, caller, intake.plan, body, "job");
     if (caller.livemode) await refuseIfChecksDown(deps, plan.checks);
@@ -76,20 +81,20 @@ export function createJobHandler(deps: Deps): Handler {
     };
     return caller.livemode ? createLiveJob(deps, req, caller, q, job) : createTestJob(deps, req, job, intake);
   };
-  handler.bulk = { operation: "createJob", newResourceId: () => newId("job") };
+  handler.reader = intakeReader(deps, "createJob", () => newId("job"));
   // The same request, retried after the one that created the job died: answer with it.
   handler.recover = async (_input, jobId: string) => createdJobReply(deps, jobId);
   return handler;
 }
 
-async function createdJobReply(deps: Deps, jobId: string): Promise<Reply> {
+async function createdJobReply(deps: Pick<Deps, "store" | "config">, jobId: string): Promise<Reply> {
   const job = await jobById(deps.store.pool, jobId);
   if (!job) throw new ApiError("internal_error");
   return { status: 201, body: presentJob(job, job.estimate), headers: { Location: `${deps.config.publicBaseUrl}/v1/jobs/${jobId}` } };
 }
 
-async function createTestJob(deps: Deps, req: Request, job: NewJob, intake: AcceptedIntake): Promise<Reply> {
-  await storeTestResource(deps, req, job.id, async (client) => {
+async function createTestJob(deps: Pick<Deps, "store" | "config">, req: Request, job: NewJob, intake: AcceptedIntake): Promise<Reply> {
+  await storeTestResource(deps, req.idempotencyClaim, job.id, async (client) => {
     await insertJob(client, job);
     // Test jobs count in usage like test lookups (live usage is recorded at settlement).
     // Streamed rows: the usage is known once the last row is rendered, which the COPY above waited for.
@@ -99,7 +104,7 @@ async function createTestJob(deps: Deps, req: Request, job: NewJob, intake: Acce
   return createdJobReply(deps, job.id);
 }
 
-async function createLiveJob(deps: Deps, req: Request, caller: Caller, q: Quote, job: NewJob): Promise<Reply> {
+async function createLiveJob(deps: JobCreationDeps, req: Request, caller: Caller, q: Quote, job: NewJob): Promise<Reply> {
   await reserveAndStore(deps, caller, q, job.rows.count, { jobId: job.id, expiresAt: new Date(job.createdAt.getTime() + LIVE_JOB_RESERVATION_TTL_MS) }, (client) => insertJob(client, job), req.idempotencyClaim);
   const chunks = Math.ceil(job.rows.count / job.chunkSize);
   // A lost enqueue is repaired by the check-worker's chunk reconciler.

@@ -3,7 +3,7 @@ import { pipeline } from "node:stream/promises";
 import { ApiError } from "@svc/contract";
 import { CHECKS, type CheckCode } from "@svc/domain";
 import { streamJobRows, type StoredRow } from "@svc/store";
-import type { Deps } from "../context";
+import type { Deps } from "../deps";
 import type { Handler } from "../http/routes";
 import { jobFinished, replicaHasFinishedJob, requireResults, visibleJob } from "./access";
 
@@ -74,7 +74,7 @@ function ndjsonLine(row: Row): string {
  * has caught up with the job (checked in the snapshot the stream reads), else from
  * the primary; once the first byte is sent a failure can only cut the download short.
  */
-export function downloadJobHandler(deps: Deps): Handler {
+export function downloadJobHandler(deps: Pick<Deps, "store" | "reads" | "now">): Handler {
   return async ({ caller, params, query, res, req }) => {
     if (!caller) throw new ApiError("unauthorized");
     const job = await visibleJob(deps, caller, params.id ?? "");

@@ -1,9 +1,10 @@
 import { CHECKS, money } from "@svc/domain";
 import { countCachedAnswers } from "@svc/store";
-import type { Caller, Deps } from "../context";
-import type { AcceptedIntake } from "../http/routes";
-import type { Plan } from "../requests/plan";
-import type { Quote } from "../requests/reserve";
+import type { AcceptedIntake } from "../bulk";
+import type { Caller } from "../caller";
+import type { Deps } from "../deps";
+import type { Plan } from "../planning/plan";
+import type { Quote } from "../pricing/quote";
 
 /**
  * How a list is counted and what it may cost: rows by kind and status, checks,
@@ -11,7 +12,7 @@ import type { Quote } from "../requests/reserve";
  * maximum possible cost (what a job reserves). Reads the cache; writes nothing.
  * The counting was done on the intake thread; here only the cache is asked.
  */
-export async function buildEstimate(deps: Deps, caller: Caller, plan: Plan, intake: AcceptedIntake, q: Quote): Promise<Record<string, unknown>> {
+export async function buildEstimate(deps: Pick<Deps, "store" | "now">, caller: Caller, plan: Plan, intake: AcceptedIntake, q: Quote): Promise<Record<string, unknown>> {
   const byCheck: Array<Record<string, unknown>> = [];
   let cachedTotal = 0;
   let billable = 0;

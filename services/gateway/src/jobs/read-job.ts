@@ -2,9 +2,9 @@ import { ApiError, LIMITS } from "@svc/contract";
 import { requestJobFinish } from "@svc/core";
 import { FINAL_JOB_STATUSES, cancelJob, jobById, purgeJobResults, withTransaction } from "@svc/store";
 import type { Response } from "express";
-import type { Deps } from "../context";
-import type { Handler } from "../http/routes";
+import type { Deps } from "../deps";
 import { clientGone } from "../http/client-gone";
+import type { Handler } from "../http/routes";
 import { jobFinished, visibleJob } from "./access";
 import { presentJob } from "./present";
 
@@ -14,7 +14,7 @@ import { presentJob } from "./present";
  * cancelled job its rows in flight done too — woken by a notice sent after the
  * commit that finished and settled it, not by polling.
  */
-export function getJobHandler(deps: Deps): Handler {
+export function getJobHandler(deps: Pick<Deps, "store" | "config" | "waiter" | "now">): Handler {
   return async ({ caller, params, query, res }) => {
     if (!caller) throw new ApiError("unauthorized");
     const waitMs = Math.min(Number(query.wait ?? 0), deps.config.MAX_WAIT_SECONDS, LIMITS.maxWaitSeconds) * 1000;
@@ -36,7 +36,10 @@ export function getJobHandler(deps: Deps): Handler {
  * its rows in flight is answered as it is (delete again once `finished_at` is set).
  * `jobs:write` acts on the jobs the key can read.
  */
-export function deleteJobHandler(deps: Deps): Handler {
+/** Deleting may ask the check-worker to finish a job (and wait for its notice). */
+export type DeleteJobDeps = Pick<Deps, "store" | "waiter" | "producer" | "logger" | "now">;
+
+export function deleteJobHandler(deps: DeleteJobDeps): Handler {
   return async ({ caller, params, res }) => {
     if (!caller) throw new ApiError("unauthorized");
     const job = await visibleJob(deps, caller, params.id ?? "", !caller.scopes.includes("jobs:read_all"));
@@ -70,7 +73,7 @@ const FINISH_WAIT_MS = 5_000;
  * soon cannot be missed. A message that cannot be sent (Redis down) is not waited
  * for: the check-worker's sweep finishes the job (reconcileCancelledJobs).
  */
-async function finishInCheckWorker(deps: Deps, jobId: string, res: Response): Promise<void> {
+async function finishInCheckWorker(deps: Pick<Deps, "waiter" | "producer" | "logger">, jobId: string, res: Response): Promise<void> {
   const gone = clientGone(res);
   const finished = deps.waiter.wait(jobId, FINISH_WAIT_MS, gone);
   const sent = await requestJobFinish(deps.producer, jobId).then(

@@ -2,9 +2,10 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { ApiError } from "@svc/contract";
 import { CHECKS, resolveCheck, type CheckCode } from "@svc/domain";
 import { jobRowsPage, type RowFilter } from "@svc/store";
-import type { Deps } from "../context";
+import type { Caller } from "../caller";
+import type { Deps } from "../deps";
 import type { Handler } from "../http/routes";
-import { readRows } from "../lookups/present";
+import { readRows } from "../storing/result-rows";
 import { jobFinished, replicaHasFinishedJob, requireResults, visibleJob } from "./access";
 
 export const DEFAULT_PAGE = 100;
@@ -50,8 +51,8 @@ export function decodeCursor(secret: string, listing: string, cursor: string): n
  * service's input type. The job's state comes from the primary; a finished job's
  * rows from the read replica when it has caught up with the job (else the primary).
  */
-export function listJobResultsHandler(deps: Deps): Handler {
-  return async ({ caller, params, query }: { caller: import("../context").Caller | undefined; params: Record<string, string>; query: Query }) => {
+export function listJobResultsHandler(deps: Pick<Deps, "store" | "config" | "reads" | "now">): Handler {
+  return async ({ caller, params, query }: { caller: Caller | undefined; params: Record<string, string>; query: Query }) => {
     if (!caller) throw new ApiError("unauthorized");
     const job = await visibleJob(deps, caller, params.id ?? "");
     // Before anything that reads the query: purged results answer exactly as a job that does not exist.

@@ -2,11 +2,16 @@ import type { ResultRow } from "@svc/domain";
 import type { Wake } from "@svc/queues";
 import { announcePending, getLookup, type NewLookup } from "@svc/store";
 import type { Response } from "express";
-import type { Caller, Deps, Reply } from "../context";
+import type { Caller } from "../caller";
+import type { Deps } from "../deps";
 import { clientGone } from "../http/client-gone";
-import { awaitLookup } from "./await-lookup";
+import type { Reply } from "../http/routes";
+import { readRows } from "../storing/result-rows";
+import { awaitLookup, type AwaitLookupDeps } from "./await-lookup";
 import { lookupFromNotice } from "./notice-answer";
-import { pollUrl, presentLookup, readRows } from "./present";
+import { pollUrl, presentLookup } from "./present";
+
+export type AnswerDeps = AwaitLookupDeps & Pick<Deps, "config">;
 
 /**
  * Waits for a stored lookup, then answers 200 if it completed or 202 if not. The
@@ -19,7 +24,7 @@ import { pollUrl, presentLookup, readRows } from "./present";
  * and awaitLookup carries on as usual with what is left of `waitMs`. A notice that
  * carries the completed checks answers without the read at all (lookupFromNotice).
  */
-export async function answerAfterWait(deps: Deps, res: Response, caller: Caller, id: string, waitMs: number, inputs: readonly string[], early?: EarlyWait): Promise<Reply> {
+export async function answerAfterWait(deps: AnswerDeps, res: Response, caller: Caller, id: string, waitMs: number, inputs: readonly string[], early?: EarlyWait): Promise<Reply> {
   const withInput = (rows: ResultRow[]) => rows.map((r, i) => ({ ...r, input: inputs[i] ?? r.input }));
   const signal = early?.signal ?? clientGone(res);
   let remainingMs = waitMs;
@@ -47,7 +52,7 @@ export type EarlyWait = { woken: Promise<Wake>; deadline: number; signal: AbortS
  * the client goes away): call it before enqueuing the work, so a notice sent however
  * soon after cannot be missed.
  */
-export function waitFromNow(deps: Deps, res: Response, stored: NewLookup, waitMs: number): EarlyWait {
+export function waitFromNow(deps: Pick<Deps, "waiter">, res: Response, stored: NewLookup, waitMs: number): EarlyWait {
   const signal = clientGone(res);
   return { woken: deps.waiter.waitForAnswer(stored.id, waitMs, signal), deadline: Date.now() + waitMs, signal, stored };
 }

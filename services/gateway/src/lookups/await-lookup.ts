@@ -2,7 +2,11 @@ import { ApiError } from "@svc/contract";
 import { completeTestLookup, notifyDispatcher } from "@svc/core";
 import { getLookup, type LookupRecord, type StoredRow } from "@svc/store";
 import { publishCompletion } from "@svc/queues";
-import type { Caller, Deps } from "../context";
+import type { Caller } from "../caller";
+import type { Deps } from "../deps";
+
+/** What reading (and waiting for) a lookup uses; completing a due test lookup publishes and notifies too. */
+export type AwaitLookupDeps = Pick<Deps, "reads" | "store" | "waiter" | "redis" | "fleet" | "producer" | "logger" | "now">;
 
 export type LoadedLookup = { lookup: LookupRecord; rows: StoredRow[] };
 
@@ -10,7 +14,7 @@ export type LoadedLookup = { lookup: LookupRecord; rows: StoredRow[] };
  * Completes a due pending test lookup on the spot (idempotent with the
  * check-worker doing the same), then announces it so other replicas' waiters wake.
  */
-async function completeIfDue(deps: Deps, lookup: LookupRecord): Promise<boolean> {
+async function completeIfDue(deps: AwaitLookupDeps, lookup: LookupRecord): Promise<boolean> {
   if (lookup.livemode || lookup.status !== "pending" || !lookup.completes_at || lookup.completes_at > deps.now()) return false;
   const done = await completeTestLookup(deps.store, lookup.id, deps.now());
   if (done.completed) {
@@ -33,7 +37,7 @@ async function completeIfDue(deps: Deps, lookup: LookupRecord): Promise<boolean>
  * wake-up always go to the primary: the notice says the lookup just changed, which
  * the replica has likely not replayed yet.
  */
-export async function awaitLookup(deps: Deps, caller: Caller, id: string, waitMs: number, signal?: AbortSignal, options: { replicaFirst?: boolean } = {}): Promise<LoadedLookup> {
+export async function awaitLookup(deps: AwaitLookupDeps, caller: Caller, id: string, waitMs: number, signal?: AbortSignal, options: { replicaFirst?: boolean } = {}): Promise<LoadedLookup> {
   const deadline = Date.now() + waitMs;
   const scope = { accountId: caller.accountId, livemode: caller.livemode };
   if (options.replicaFirst) {

@@ -1,14 +1,16 @@
 import { ApiError, LIMITS } from "@svc/contract";
 import type { Request, Response } from "express";
-import type { Caller, Deps } from "../context";
+import type { Caller } from "../caller";
 import type { Handler } from "../http/routes";
-import { planRequest } from "../requests/plan";
+import { planRequest, type PlanDeps } from "../planning/plan";
 import { answerAfterWait } from "./answer-after-wait";
-import { createLiveLookup } from "./live-lookup";
-import { createTestLookup, type LookupBody } from "./test-lookup";
+import { createLiveLookup, type LiveLookupDeps } from "./live-lookup";
+import { createTestLookup, type LookupBody, type TestLookupDeps } from "./test-lookup";
+
+export type CreateLookupDeps = PlanDeps & LiveLookupDeps & TestLookupDeps;
 
 /** POST /v1/lookup. */
-export function createLookupHandler(deps: Deps): Handler {
+export function createLookupHandler(deps: CreateLookupDeps): Handler {
   const handler: Handler = async ({ req, res, caller, body }: { req: Request; res: Response; caller: Caller | undefined; body: LookupBody }) => {
     if (!caller) throw new ApiError("unauthorized");
     const plan = await planRequest(deps, caller, body, "lookup");

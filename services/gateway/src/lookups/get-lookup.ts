@@ -1,13 +1,14 @@
 import { ApiError, LIMITS } from "@svc/contract";
 import { isId } from "@svc/domain";
-import type { Deps } from "../context";
-import type { Handler } from "../http/routes";
 import { clientGone } from "../http/client-gone";
+import type { Handler } from "../http/routes";
+import { readRows } from "../storing/result-rows";
+import type { AnswerDeps } from "./answer-after-wait";
 import { awaitLookup } from "./await-lookup";
-import { presentLookup, readRows } from "./present";
+import { presentLookup } from "./present";
 
 /** GET /v1/lookups/{id}?wait=0..30: the lookup, held until complete or `wait` passes; a completed one may come from the read replica. */
-export function getLookupHandler(deps: Deps): Handler {
+export function getLookupHandler(deps: AnswerDeps): Handler {
   return async ({ caller, params, query, res }) => {
     if (!caller) throw new ApiError("unauthorized");
     const id = params.id ?? "";

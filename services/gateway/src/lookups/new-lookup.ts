@@ -1,7 +1,7 @@
 import type { NewLookup, StoredRow } from "@svc/store";
 import type { Request } from "express";
-import type { Caller } from "../context";
-import type { Plan } from "../requests/plan";
+import type { Caller } from "../caller";
+import type { Plan } from "../planning/plan";
 
 /**
  * A lookup to store, live or test: the caller's account, key and retention, the plan's

@@ -1,15 +1,6 @@
 import { summarise, type ResultRow } from "@svc/domain";
-import type { LookupRecord, StoredRow } from "@svc/store";
-
-/** A result item in the API's field order, nothing else (rows may carry more). */
-function resultItem(r: Omit<ResultRow, "input">, input: string): ResultRow {
-  return { row_no: r.row_no, kind: r.kind, input, e164: r.e164, country: r.country, number_status: r.number_status, email: r.email, email_status: r.email_status, checks: r.checks };
-}
-
-/** Stored rows read back as result items: `input` is the masked form. */
-export function readRows(rows: readonly StoredRow[]): ResultRow[] {
-  return rows.map((r) => resultItem(r, r.input_masked));
-}
+import type { LookupRecord } from "@svc/store";
+import { resultItem } from "../storing/result-rows";
 
 /** The API shape of a lookup. `rows` carry raw `input` only in the creating response. */
 export function presentLookup(lookup: LookupRecord, rows: readonly ResultRow[], baseUrl: string): Record<string, unknown> {

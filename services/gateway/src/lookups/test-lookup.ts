@@ -1,17 +1,23 @@
 import { ApiError, LIMITS } from "@svc/contract";
 import { answerTestRows, newId, type PreparedRow } from "@svc/domain";
 import { jobIdOf } from "@svc/queues";
-import { insertLookup, lookupRecordOf } from "@svc/store";
+import { insertLookup, lookupRecordOf, type NewLookup } from "@svc/store";
 import type { Request, Response } from "express";
-import type { Caller, Deps, Reply } from "../context";
-import type { IdentifierBody, Plan } from "../requests/plan";
-import { quote } from "../requests/reserve";
-import { storedRow } from "../requests/stored-row";
-import { storeTestResource } from "../requests/test-resource";
-import { testUsage } from "../requests/test-usage";
-import { answerAfterWait } from "./answer-after-wait";
+import type { Caller } from "../caller";
+import type { Reply } from "../http/routes";
+import type { OfferDeps } from "../planning/offers";
+import type { IdentifierBody, Plan } from "../planning/plan";
+import { quote } from "../pricing/quote";
+import { storedRow } from "../storing/result-rows";
+import { storeTestResource } from "../storing/test-resource";
+import { testUsage } from "../storing/test-usage";
+import { answerAfterWait, type AnswerDeps } from "./answer-after-wait";
 import { lookupToStore } from "./new-lookup";
 import { presentLookup } from "./present";
+import type { GroupCommit } from "./test-batch";
+
+/** Test lookups without an Idempotency-Key are group-committed by this process's writer (test-batch.ts). */
+export type TestLookupDeps = AnswerDeps & OfferDeps & { testLookups: GroupCommit<NewLookup> };
 
 export type LookupBody = IdentifierBody & { wait?: number; max_cost?: { amount: string | number } };
 /** Lookups are planned in this process, so their prepared rows are at hand. */
@@ -22,7 +28,7 @@ export type LookupPlan = Plan & { rows: PreparedRow[] };
  * Pending test values are stored `pending` with their completion time; the
  * check-worker completes them on schedule and any read completes them when due.
  */
-export async function createTestLookup(deps: Deps, req: Request, res: Response, caller: Caller, plan: LookupPlan, body: LookupBody): Promise<Reply> {
+export async function createTestLookup(deps: TestLookupDeps, req: Request, res: Response, caller: Caller, plan: LookupPlan, body: LookupBody): Promise<Reply> {
   // Test mode is free, but max_cost is validated as in live mode.
   if (body.max_cost !== undefined) await quote(deps, caller, plan, body.max_cost);
   const now = deps.now();
@@ -42,7 +48,7 @@ export async function createTestLookup(deps: Deps, req: Request, res: Response, 
     // Usage counts final answers; a pending test value's are known already (deterministic).
     usage: testUsage(plan.checks, pending ? answerTestRows(plan.rows, plan.checks, now, true).rows : answered.rows, now),
   });
-  await storeTestResource(deps, req, id, (client) => insertLookup(client, stored), () => deps.testLookups.add(stored));
+  await storeTestResource(deps, req.idempotencyClaim, id, (client) => insertLookup(client, stored), () => deps.testLookups.add(stored));
   if (!pending) return { status: 200, body: presentLookup(lookupRecordOf(stored), answered.rows, deps.config.publicBaseUrl) };
 
   // Completion on schedule even if nobody polls (lookup.completed must still go out).

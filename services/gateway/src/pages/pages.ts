@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { RequestHandler, Response } from "express";
 import { ERROR_CODES, ERROR_GUIDANCE } from "@svc/contract";
-import type { Deps } from "../context";
+import type { Deps } from "../deps";
 
 const ASSETS = path.join(__dirname, "..", "..", "assets");
 /** The renderer's bundle, copied there by the gateway's build (scripts/copy-docs-renderer.mjs). */
@@ -58,7 +58,7 @@ function sendPage(res: Response, policy: string, html: string): void {
  * The get-a-test-key page: a form whose script solves the proof of work in a Web Worker
  * (pow-worker.js, hashing with crypto.subtle) and shows the key once, with a copy button.
  */
-export function testKeyPage(deps: Deps): { page: RequestHandler; script: RequestHandler; solver: RequestHandler; worker: RequestHandler; stylesheet: RequestHandler } {
+export function testKeyPage(deps: Pick<Deps, "config">): { page: RequestHandler; script: RequestHandler; solver: RequestHandler; worker: RequestHandler; stylesheet: RequestHandler } {
   const read = (name: string) => readFileSync(path.join(ASSETS, name), "utf8");
   const html = read("get-test-key.html").replace(/\{\{difficulty\}\}/g, String(deps.config.TEST_KEY_POW_DIFFICULTY));
   const css = read("get-test-key.css");
@@ -108,7 +108,7 @@ function loadVendorBundle(): { plain: Buffer; gzip: Buffer } | null {
   return vendorBundle;
 }
 
-export function referencePage(deps: Deps): { page: RequestHandler; asset: RequestHandler } {
+export function referencePage(deps: Pick<Deps, "logger">): { page: RequestHandler; asset: RequestHandler } {
   const template = readFileSync(path.join(ASSETS, "docs", "reference.html"), "utf8");
   const bundle = loadVendorBundle();
   if (!bundle) deps.logger.error({ dir: VENDOR }, "the API reference bundle is missing (run `npm run build`); /docs will answer 503");

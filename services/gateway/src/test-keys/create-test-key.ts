@@ -2,7 +2,7 @@ import type { NextFunction, Request, Response } from "express";
 import { ApiError } from "@svc/contract";
 import { generateApiKey, hashApiKey, keyHint, networkOf, parseEmail, SCOPES } from "@svc/domain";
 import { insertAccount, insertApiKey, lockTestKeyAddress, recordTestKeyRequest, testKeyAccountOf, testKeysIssuedTo, withTransaction } from "@svc/store";
-import type { Deps } from "../context";
+import type { Deps } from "../deps";
 import type { Handler } from "../http/routes";
 import { secondsUntilUtcMidnight, utcDay } from "../time";
 import { issueChallenge, verifyChallengeToken } from "./proof-of-work";
@@ -17,7 +17,7 @@ type TestKeyBody = { email: string; name: string; company: string; use_case: str
  * Counts every POST /v1/test-keys against the caller's network (IPv4 address or
  * IPv6 /64) for the UTC day, before anything else, whatever the outcome.
  */
-export function testKeyNetworkLimit(deps: Deps) {
+export function testKeyNetworkLimit(deps: Pick<Deps, "config" | "redis" | "now">) {
   return async (req: Request, _res: Response, next: NextFunction) => {
     try {
       const now = deps.now();
@@ -36,7 +36,7 @@ export function testKeyNetworkLimit(deps: Deps) {
   };
 }
 
-export function challengeHandler(deps: Deps): Handler {
+export function challengeHandler(deps: Pick<Deps, "config" | "now">): Handler {
   return async () => {
     const c = issueChallenge(deps.config.KEY_HASH_SECRET, deps.config.TEST_KEY_POW_DIFFICULTY, deps.now());
     return {
@@ -61,7 +61,10 @@ export function challengeHandler(deps: Deps): Handler {
  * `a.b@gmail.com` for `ab@gmail.com`, …) count together; the store compares them
  * (see lockTestKeyAddress, testKeysIssuedTo). The address as given is what is kept.
  */
-export function createTestKeyHandler(deps: Deps): Handler {
+/** Issuing a key: the proof of work spent in Redis, the key stored, this process's live-key set told at once. */
+export type TestKeyDeps = Pick<Deps, "config" | "redis" | "store" | "caches" | "now">;
+
+export function createTestKeyHandler(deps: TestKeyDeps): Handler {
   return async ({ req, body }: { req: Request; body: TestKeyBody }) => {
     const now = deps.now();
     const email = parseEmail(body.email);

@@ -9,34 +9,22 @@ import {
   recordTestEvent,
   updateEndpoint,
   withTransaction,
-  type EndpointRecord,
 } from "@svc/store";
 import { checkWebhookUrl, encryptSecret, newSigningSecret, WebhookUrlError } from "@svc/webhooks";
-import type { Caller, Deps } from "../context";
+import type { Caller } from "../caller";
+import type { Deps } from "../deps";
 import type { Handler } from "../http/routes";
+import { presentEndpoint } from "./present";
+
+/** Endpoint changes are recorded as events and announced to the dispatcher; URLs are resolved and checked. */
+export type EndpointDeps = Pick<Deps, "store" | "config" | "resolveHost" | "producer" | "logger" | "now">;
 
 type EndpointBody = { url?: string; events?: string[] };
-
-/** The API shape of an endpoint; `secret` only in the creation response. */
-export function presentEndpoint(e: EndpointRecord, secret?: string): Record<string, unknown> {
-  const body: Record<string, unknown> = {
-    id: e.id,
-    object: "webhook_endpoint",
-    url: e.url,
-    events: e.events,
-    status: e.status,
-    livemode: e.livemode,
-    created_at: e.created_at.toISOString(),
-    verified_at: e.verified_at ? e.verified_at.toISOString() : null,
-  };
-  if (secret !== undefined) body.secret = secret;
-  return body;
-}
 
 const owner = (caller: Caller) => ({ accountId: caller.accountId, livemode: caller.livemode });
 
 /** `https://` only, resolving only to public addresses: checked here and again at every delivery. */
-async function acceptableUrl(deps: Deps, url: string): Promise<string> {
+async function acceptableUrl(deps: Pick<Deps, "resolveHost" | "config">, url: string): Promise<string> {
   try {
     const checked = await checkWebhookUrl(url, deps.resolveHost, deps.config.webhooks.policy);
     return checked.url.toString();
@@ -47,7 +35,7 @@ async function acceptableUrl(deps: Deps, url: string): Promise<string> {
 }
 
 /** GET /v1/webhook_endpoints: the key's mode, deleted ones left out. */
-export function listEndpointsHandler(deps: Deps): Handler {
+export function listEndpointsHandler(deps: Pick<Deps, "store">): Handler {
   return async ({ caller }) => {
     if (!caller) throw new ApiError("unauthorized");
     const endpoints = await listEndpoints(deps.store.pool, owner(caller));
@@ -56,7 +44,7 @@ export function listEndpointsHandler(deps: Deps): Handler {
 }
 
 /** POST /v1/webhook_endpoints: pending verification, the secret shown once, the first challenge queued. */
-export function createEndpointHandler(deps: Deps): Handler {
+export function createEndpointHandler(deps: EndpointDeps): Handler {
   return async ({ caller, body }: { caller: Caller | undefined; body: Required<EndpointBody> }) => {
     if (!caller) throw new ApiError("unauthorized");
     const url = await acceptableUrl(deps, body.url);
@@ -73,7 +61,7 @@ export function createEndpointHandler(deps: Deps): Handler {
 }
 
 /** PATCH /v1/webhook_endpoints/{id}: a new URL is verified again; events wait for it. */
-export function updateEndpointHandler(deps: Deps): Handler {
+export function updateEndpointHandler(deps: EndpointDeps): Handler {
   return async ({ caller, body, params }: { caller: Caller | undefined; body: EndpointBody; params: Record<string, string> }) => {
     if (!caller) throw new ApiError("unauthorized");
     const url = body.url === undefined ? undefined : await acceptableUrl(deps, body.url);
@@ -85,7 +73,7 @@ export function updateEndpointHandler(deps: Deps): Handler {
 }
 
 /** DELETE /v1/webhook_endpoints/{id}: 204; nothing not yet sent is delivered. */
-export function deleteEndpointHandler(deps: Deps): Handler {
+export function deleteEndpointHandler(deps: Pick<Deps, "store" | "now">): Handler {
   return async ({ caller, params }) => {
     if (!caller) throw new ApiError("unauthorized");
     const deleted = await withTransaction(deps.store.pool, (client) => deleteEndpoint(client, owner(caller), params.id ?? "", deps.now()));
@@ -95,7 +83,7 @@ export function deleteEndpointHandler(deps: Deps): Handler {
 }
 
 /** POST /v1/webhook_endpoints/{id}/test: 202; a signed webhook.test goes out even before verification. */
-export function testEndpointHandler(deps: Deps): Handler {
+export function testEndpointHandler(deps: Pick<Deps, "store" | "producer" | "logger" | "now">): Handler {
   return async ({ caller, params }) => {
     if (!caller) throw new ApiError("unauthorized");
     const eventId = await withTransaction(deps.store.pool, async (client) => {

@@ -1,16 +1,16 @@
 import { ApiError } from "@svc/contract";
 import { CHECKS, type CheckCode, type InputKind, type PreparedRow } from "@svc/domain";
 import { isActiveEndpoint } from "@svc/store";
-import { offersFor } from "../cache/offers";
-import type { Caller, Deps } from "../context";
-import { checkAvailable } from "../handlers/catalog";
+import type { Caller } from "../caller";
+import type { Deps } from "../deps";
 import { guardDailyEmailFamilies } from "./daily-email-families";
-import { countByKind, familyDigest, fromRefusal, prepareRequest, type IdentifierBody, type Prepared, type RequestKind } from "./prepare";
+import { checkAvailable, offersFor } from "./offers";
+import { countByKind, familyDigest, fromRefusal, prepareRequest, type IdentifierBody, type PlanFacts, type RequestKind } from "./prepare";
 
 export type { IdentifierBody, RequestKind } from "./prepare";
 
-/** What the I/O half of planning needs from the CPU half (rows themselves stay where they were prepared). */
-export type PlanFacts = Pick<Prepared, "checks" | "checksTotal" | "early" | "late" | "families"> & { counts: Record<InputKind, number> };
+/** What planning reads: check offers (cache, database), webhook targets, the daily family guard (Redis, clock). */
+export type PlanDeps = Pick<Deps, "caches" | "store" | "config" | "redis" | "now">;
 
 /** A planned request: what every later step (quote, reservation, storing) works from. */
 export type Plan = {
@@ -29,7 +29,7 @@ export type Plan = {
  * Per-row problems never refuse. The CPU half (`prepareRequest`) ran before, here
  * for lookups, on an intake thread for bulk requests.
  */
-export async function checkPlan(deps: Deps, caller: Caller, facts: PlanFacts, body: Pick<IdentifierBody, "webhook_endpoint_id">, kind: RequestKind): Promise<Plan> {
+export async function checkPlan(deps: PlanDeps, caller: Caller, facts: PlanFacts, body: Pick<IdentifierBody, "webhook_endpoint_id">, kind: RequestKind): Promise<Plan> {
   if (facts.early) throw fromRefusal(facts.early);
   if (kind === "lookup" && !caller.realtimeEnabled) {
     throw new ApiError("service_disabled", { param: null, message: "Real-time checks are not enabled for this account; use bulk jobs." });
@@ -50,14 +50,14 @@ export async function checkPlan(deps: Deps, caller: Caller, facts: PlanFacts, bo
 }
 
 /** Both halves in this process: for lookups (at most 100 identifiers, cheap enough for the event loop). */
-export async function planRequest(deps: Deps, caller: Caller, body: IdentifierBody, kind: RequestKind): Promise<Plan & { rows: PreparedRow[] }> {
+export async function planRequest(deps: PlanDeps, caller: Caller, body: IdentifierBody, kind: RequestKind): Promise<Plan & { rows: PreparedRow[] }> {
   const prepared = prepareRequest(body, caller, kind, familyDigest(deps.config.CACHE_HASH_SECRET));
   const plan = await checkPlan(deps, caller, { ...prepared, counts: countByKind(prepared.rows) }, body, kind);
   return { ...plan, rows: prepared.rows };
 }
 
 /** `webhook_endpoint_id` must be a verified endpoint of the caller's account and mode; never with the sandbox key. */
-async function resolveWebhookTarget(deps: Deps, caller: Caller, id: string | undefined): Promise<string | null> {
+async function resolveWebhookTarget(deps: Pick<Deps, "store">, caller: Caller, id: string | undefined): Promise<string | null> {
   if (id === undefined) return null;
   if (caller.isSandbox) {
     throw new ApiError("invalid_request", { param: "webhook_endpoint_id", message: "Webhooks are not available with the public sandbox key." });

@@ -1,6 +1,7 @@
 import { ApiError } from "@svc/contract";
 import { DAILY_FAMILY_EMAILS_LIMIT } from "@svc/domain";
-import type { Caller, Deps } from "../context";
+import type { Caller } from "../caller";
+import type { Deps } from "../deps";
 import { utcDay } from "../time";
 import type { EmailFamily } from "./prepare";
 
@@ -43,7 +44,7 @@ export function emailFamilyKey(redisPrefix: string, accountId: string, day: stri
 }
 
 /** `families` hold keyed digests (prepareRequest with the CACHE_HASH_SECRET digest). */
-export async function guardDailyEmailFamilies(deps: Deps, caller: Caller, families: readonly EmailFamily[]): Promise<void> {
+export async function guardDailyEmailFamilies(deps: Pick<Deps, "now" | "config" | "redis">, caller: Pick<Caller, "accountId">, families: readonly EmailFamily[]): Promise<void> {
   if (families.length === 0) return;
   const day = utcDay(deps.now());
   const keys: string[] = [];

@@ -53,6 +53,9 @@ export type Prepared = {
   families: EmailFamily[];
 };
 
+/** What the I/O half of planning (plan.ts) needs from this CPU half; the rows themselves stay where they were prepared. */
+export type PlanFacts = Pick<Prepared, "checks" | "checksTotal" | "early" | "late" | "families"> & { counts: Record<InputKind, number> };
+
 /** Resolves codes and aliases; unknown codes are caught by the schema, repeats here. */
 function resolveChecks(names: readonly string[]): CheckCode[] {
   const seen = new Set<CheckCode>();

@@ -1,7 +1,7 @@
 import { ApiError } from "@svc/contract";
 import type { CheckCode } from "@svc/domain";
 import { checksWithAllRoutesDown } from "@svc/sources";
-import type { Deps } from "../context";
+import type { Deps } from "../deps";
 
 let cached: { at: number; key: string; down: CheckCode[] } | null = null;
 
@@ -9,7 +9,7 @@ let cached: { at: number; key: string; down: CheckCode[] } | null = null;
  * 503 before anything is reserved when every route of a requested check is down
  * (as the check-workers advertise it). Read at most once a second per check set.
  */
-export async function refuseIfChecksDown(deps: Deps, checks: readonly CheckCode[]): Promise<void> {
+export async function refuseIfChecksDown(deps: Pick<Deps, "redis" | "config">, checks: readonly CheckCode[]): Promise<void> {
   const key = [...checks].sort().join(",");
   let down: CheckCode[];
   if (cached && cached.key === key && Date.now() - cached.at < 1_000) down = cached.down;

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { ApiError } from "@svc/contract";
 import { notifyDispatcher } from "@svc/core";
-import { maxCostMicros, money, newId, parseAmount, toUnitPrices, type CheckCode } from "@svc/domain";
+import { money, newId } from "@svc/domain";
 import {
   bindIdempotentResource,
   capsOfKey,
@@ -16,40 +16,18 @@ import {
   type ReservationRefusal,
 } from "@svc/store";
 import { metrics } from "@svc/telemetry";
-import { offersFor } from "../cache/offers";
-import type { Caller, Deps } from "../context";
+import type { Caller } from "../caller";
+import type { Deps } from "../deps";
 import { nextUtcMidnight, secondsUntilUtcMidnight, utcDay } from "../time";
-import type { Plan } from "./plan";
+import type { Quote } from "./quote";
 
-export type Quote = { amountMicros: bigint; unitPrices: ReturnType<typeof toUnitPrices> };
-
-/**
- * The maximum possible cost of a planned request at the account's prices for the
- * key's mode (test mode is free), checked against `max_cost`.
- */
-export async function quote(deps: Deps, caller: Caller, plan: Pick<Plan, "checks" | "counts">, maxCost: { amount: string | number } | undefined): Promise<Quote> {
-  const offers = await offersFor(deps, caller.accountId);
-  const prices = new Map(plan.checks.map((c) => [c, (caller.livemode ? offers.get(c)?.livePriceMicros : offers.get(c)?.testPriceMicros) ?? 0n] as [CheckCode, bigint]));
-  const amountMicros = maxCostMicros(plan.counts, plan.checks, prices);
-  if (maxCost !== undefined) {
-    const limit = parseAmount(maxCost.amount);
-    if (limit === null) {
-      throw new ApiError("invalid_request", { param: "max_cost.amount", message: "max_cost.amount must be a non-negative decimal amount in USD with at most 6 decimals." });
-    }
-    if (amountMicros > limit) {
-      throw new ApiError("cost_limit_exceeded", {
-        param: "max_cost.amount",
-        message: `The maximum possible cost (${money(amountMicros).amount} USD) is higher than max_cost.`,
-      });
-    }
-  }
-  return { amountMicros, unitPrices: toUnitPrices(prices, plan.checks) };
-}
+/** What a reservation uses: the database and this process's turns on account rows; the dispatcher's queue for limits.cap_reached; the clock. */
+export type ReserveDeps = Pick<Deps, "store" | "accountTurns" | "producer" | "logger" | "now">;
 
 const CAP_NAMES = { daily_identifiers_cap: "daily_identifiers", account_daily_spend_cap: "account_daily_spend", key_daily_spend_cap: "key_daily_spend" } as const;
 
 /** Turns a refused reservation into the client's error, recording limits.cap_reached once a day per cap. */
-async function refusal(deps: Deps, caller: Caller, reason: ReservationRefusal, day: string): Promise<ApiError> {
+async function refusal(deps: ReserveDeps, caller: Caller, reason: ReservationRefusal, day: string): Promise<ApiError> {
   const now = deps.now();
   if (reason === "insufficient_balance") {
     return new ApiError("insufficient_balance", { suggestion: "Top up the balance, or send fewer identifiers or checks." });
@@ -98,7 +76,7 @@ export type Storable = { lookup: NewLookup } | ((client: pg.PoolClient, reservat
  * are known, so it needs the transaction's rollback.
  */
 export async function reserveAndStore(
-  deps: Deps,
+  deps: ReserveDeps,
   caller: Caller,
   q: Quote,
   identifiers: number,

@@ -1,7 +1,6 @@
 import type pg from "pg";
-import { bindIdempotentResource, withTransaction } from "@svc/store";
-import type { Request } from "express";
-import type { Deps } from "../context";
+import { bindIdempotentResource, withTransaction, type IdempotencyClaimRef } from "@svc/store";
+import type { Deps } from "../deps";
 
 /**
  * Stores a test-mode lookup or job. Under an Idempotency-Key it is bound to the
@@ -11,14 +10,14 @@ import type { Deps } from "../context";
  * takeover is not an error here.
  */
 export async function storeTestResource(
-  deps: Deps,
-  req: Request,
+  deps: Pick<Deps, "store">,
+  /** The request's Idempotency-Key claim, if it holds one. */
+  claim: IdempotencyClaimRef | undefined,
   id: string,
   store: (client: pg.PoolClient) => Promise<void>,
   /** How to store it when there is no claim to bind (the hot path: test lookups are group-committed). */
   unbound?: () => Promise<void>,
 ): Promise<void> {
-  const claim = req.idempotencyClaim;
   if (!claim && unbound) return unbound();
   await withTransaction(deps.store.pool, async (client) => {
     await store(client);

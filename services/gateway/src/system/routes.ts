@@ -1,9 +1,9 @@
 import { ApiError, buildOpenApi } from "@svc/contract";
 import { databaseReachable } from "@svc/store";
-import type { Deps } from "../context";
-import type { Handler } from "../http/routes";
+import type { Deps } from "../deps";
+import type { Handler, Handlers } from "../http/routes";
 
-export function healthHandler(deps: Deps): Handler {
+export function healthHandler(deps: Pick<Deps, "store" | "now">): Handler {
   return async () => {
     if (!(await databaseReachable(deps.store.pool))) {
       throw new ApiError("temporarily_unavailable", { message: "The database is unreachable.", retryAfterSeconds: 5 });
@@ -12,7 +12,12 @@ export function healthHandler(deps: Deps): Handler {
   };
 }
 
-export function openApiHandler(deps: Deps): Handler {
+export function openApiHandler(deps: Pick<Deps, "config">): Handler {
   const document = buildOpenApi(deps.config.publicBaseUrl);
   return async () => ({ status: 200, body: document });
+}
+
+/** GET /v1/health and GET /v1/openapi.json. */
+export function systemRoutes(deps: Pick<Deps, "store" | "config" | "now">): Handlers {
+  return { getHealth: healthHandler(deps), getOpenApi: openApiHandler(deps) };
 }

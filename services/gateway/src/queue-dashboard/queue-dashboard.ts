@@ -6,7 +6,7 @@ import { ExpressAdapter } from "@bull-board/express";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { createRedis, fleetOf, catalogView, Producer, QUEUES, waitForRedis } from "@svc/queues";
 import { createLogger, excludeServerFromTracing, scrubText, scrubValue, type Logger } from "@svc/runtime";
-import { loadGatewayConfig, type GatewayConfig } from "./config";
+import { loadGatewayConfig, type GatewayConfig } from "../config";
 
 /**
  * The queue dashboard: Bull Board over the fleet's three queues, for operators,

@@ -1,20 +1,14 @@
-import { CHECK_CODES, CHECKS, money, type CheckCode } from "@svc/domain";
-import { offersFor } from "../cache/offers";
-import type { Caller, Deps } from "../context";
+import { CHECK_CODES, CHECKS, money } from "@svc/domain";
+import type { Caller } from "../caller";
 import type { Handler } from "../http/routes";
-
-/** Whether an account may use a check: coming-soon checks need switching on; any check can be switched off. */
-export function checkAvailable(code: CheckCode, enabledOverride: boolean | null | undefined): boolean {
-  if (enabledOverride === false) return false;
-  return CHECKS[code].availability === "active" || enabledOverride === true;
-}
+import { checkAvailable, offersFor, type OfferDeps } from "../planning/offers";
 
 /**
  * GET /v1/services: without a key the public catalog at list prices; with a key the
  * checks that account may use at its own prices. `number.hlr` stays hidden until
  * switched on for the account.
  */
-export function listServicesHandler(deps: Deps): Handler {
+export function listServicesHandler(deps: OfferDeps): Handler {
   return async ({ caller }: { caller: Caller | undefined }) => {
     const offers = await offersFor(deps, caller?.accountId ?? null);
     const data = CHECK_CODES.filter((code) => checkAvailable(code, caller ? offers.get(code)?.enabledOverride : null)).map((code) => {
