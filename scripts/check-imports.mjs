@@ -283,7 +283,8 @@ function scanLiterals(file) {
         sql.set(first.span.start, { line: line(first), text: literalText(first) });
       }
     }
-    if (node.type === "TemplateLiteral" && node.expressions.length > 0 && JOB_ID_START.test(node.quasis[0].raw)) jobIds.set(node.span.start, { line: line(node), text: `\`${literalText(node)}\`` });
+    // A template literal type (`types`, no `expressions`) builds no string at run time.
+    if (node.type === "TemplateLiteral" && node.expressions?.length > 0 && JOB_ID_START.test(node.quasis[0].raw)) jobIds.set(node.span.start, { line: line(node), text: `\`${literalText(node)}\`` });
     if (node.type === "BinaryExpression" && node.operator === "+" && node.left.type === "StringLiteral" && JOB_ID_START.test(node.left.value)) jobIds.set(node.span.start, { line: line(node), text: `"${node.left.value}" + …` });
     if (node.type === "KeyValueProperty" && ["Identifier", "StringLiteral"].includes(node.key.type) && node.key.value === "jobId") {
       const v = node.value;

@@ -47,11 +47,12 @@ const REQUEST_ERRORS: ErrorCode[] = ["invalid_request", "payload_too_large"];
 
 const Empty = Type.Object({}, { additionalProperties: false });
 
-/**
- * Every operation of API v1. The gateway mounts its handlers from this table and
- * the OpenAPI document is generated from it, so the two cannot drift apart.
- */
-export const ROUTES: RouteDef[] = [
+/** The table as written, checked against RouteDef: each operation keeps its own id, path and schemas' types. */
+function routeTable<const T extends RouteDef[]>(routes: T): T {
+  return routes;
+}
+
+const OPERATIONS = routeTable([
   {
     operationId: "createLookup",
     method: "post",
@@ -326,7 +327,20 @@ export const ROUTES: RouteDef[] = [
     responses: { 200: { description: "The API description; `info.version` is 1.x.y." } },
     errors: [],
   },
-];
+]);
+
+/**
+ * Every operation of API v1. The gateway mounts its handlers from this table and
+ * the OpenAPI document is generated from it, so the two cannot drift apart.
+ */
+export const ROUTES: RouteDef[] = OPERATIONS;
+
+/** One operation of the table with its own types (literal id and path, its schemas' TypeBox types). */
+export type Operation = (typeof OPERATIONS)[number];
+export type OperationId = Operation["operationId"];
+/** The operation `Id`: the gateway types its handler's body, query, path parameters and replies from it (Static<> of its schemas). */
+export type OperationById<Id extends OperationId> = Extract<Operation, { operationId: Id }>;
+export type { Static } from "@sinclair/typebox";
 
 export function routeById(operationId: string): RouteDef {
   const route = ROUTES.find((r) => r.operationId === operationId);

@@ -30,7 +30,7 @@ export type GatewayDeps = Deps & {
 
 /** Every operation's handler, by operationId, feature by feature. */
 export function handlers(deps: GatewayDeps): Handlers {
-  return {
+  const routes = [
     ...systemRoutes(deps),
     ...catalogRoutes(deps),
     ...testKeyRoutes(deps),
@@ -38,7 +38,8 @@ export function handlers(deps: GatewayDeps): Handlers {
     ...accountRoutes(deps),
     ...jobRoutes(deps),
     ...webhookEndpointRoutes(deps),
-  };
+  ];
+  return Object.fromEntries(routes.map((route) => [route.operationId, route]));
 }
 
 export function docBaseUrl(deps: Pick<Deps, "config">): string {

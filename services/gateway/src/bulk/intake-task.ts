@@ -1,10 +1,10 @@
-import { ApiError, ROUTES, validateBody, type RouteDef } from "@svc/contract";
+import { ApiError, ROUTES, validateBody, type JobRequest, type RouteDef, type Static } from "@svc/contract";
 import { answerTestRows, initialLiveRows, testProfileFor, type CheckCode, type InputKind, type PreparedRow, type ResultRow } from "@svc/domain";
 import { identifierHash, renderRowsChunk, type RowsCopy, type TestUsage } from "@svc/store";
 import { requestHash } from "../http/request-hash";
 import { assertStorableInput } from "../http/text-input";
 import { jobBodyFromForm, type JobForm } from "./csv-upload";
-import { countByKind, familyDigest, prepareRequest, toRefusal, type CallerFacts, type IdentifierBody, type PlanFacts, type Refusal } from "../planning/prepare";
+import { countByKind, familyDigest, prepareRequest, toRefusal, type CallerFacts, type PlanFacts, type Refusal } from "../planning/prepare";
 import { storedRow } from "../storing/result-rows";
 import { testUsage } from "../storing/test-usage";
 
@@ -30,13 +30,9 @@ export type IntakeInput = {
   jobId: string | null;
 };
 
-/** A job request's fields other than the identifiers. */
-export type JobFields = {
-  checks: string[];
-  max_cost?: { amount: string | number };
-  webhook_endpoint_id?: string;
-  progress_events?: boolean;
-};
+/** A job request's fields other than the identifiers (the contract's JobRequest without `numbers` and `emails`). */
+export type JobFields = Omit<JobRequestBody, "numbers" | "emails">;
+type JobRequestBody = Static<typeof JobRequest>;
 
 export type RowCounts = { total: number; valid: number; invalid: number; duplicate: number };
 
@@ -157,14 +153,14 @@ function testJobRows(rows: readonly PreparedRow[], checks: readonly CheckCode[],
  */
 export function runIntake(input: IntakeInput, cacheSecret: string, sink?: RowSink): Intake {
   const route = routeOf(input.operation);
-  let body: JobFields & IdentifierBody;
+  let body: JobRequestBody;
   let hash: string;
   try {
     const raw = readBody(input.body);
     assertStorableInput(raw, "body");
     // The body as sent (validation fills in defaults), as small requests are hashed on the event loop.
     hash = requestHash("POST", route.path, raw);
-    body = validateBody<JobFields & IdentifierBody>(route.body as NonNullable<RouteDef["body"]>, raw);
+    body = validateBody<JobRequestBody>(route.body as NonNullable<RouteDef["body"]>, raw);
   } catch (err) {
     if (err instanceof ApiError) return { ok: false, refusal: toRefusal(err) };
     throw err;

@@ -1,8 +1,8 @@
-import type { Handlers } from "../http/routes";
+import type { RouteHandler } from "../http/define-route";
 import type { OfferDeps } from "../planning/offers";
-import { listServicesHandler } from "./list-services";
+import { listServicesRoute } from "./list-services";
 
 /** GET /v1/services. */
-export function catalogRoutes(deps: OfferDeps): Handlers {
-  return { listServices: listServicesHandler(deps) };
+export function catalogRoutes(deps: OfferDeps): RouteHandler[] {
+  return [listServicesRoute(deps)];
 }

@@ -1,5 +1,4 @@
-import type express from "express";
-import type { NextFunction, Request, RequestHandler, Response } from "express";
+import type { Express, NextFunction, Request, RequestHandler, Response } from "express";
 import { ApiError, validateBody, validateQuery, type RouteDef } from "@svc/contract";
 import { nameServerSpan } from "@svc/runtime";
 import type { Caller } from "../caller";
@@ -14,15 +13,19 @@ import { assertStorableInput } from "./text-input";
 
 export type { Reply } from "./request";
 
-export type HandlerInput<B = unknown, Q = Record<string, unknown>, R = unknown> = {
+/**
+ * What the route chain hands a handler, validated but untyped; defineRoute types it
+ * from the contract.
+ */
+export type HandlerInput = {
   req: Request;
   res: Response;
   caller: Caller | undefined;
-  body: B;
-  query: Q;
+  body: unknown;
+  query: Record<string, unknown>;
   params: Record<string, string>;
   /** Routes with a body reader: what it made of the body (`body` then holds what it gave the handler). */
-  read?: R;
+  read?: unknown;
 };
 
 /**
@@ -38,14 +41,12 @@ export type BodyReader<B = unknown, R = unknown> = {
 };
 
 /**
- * A route's handler. One that creates a lookup or job under an Idempotency-Key
- * also knows how to answer with that resource when a retry finds it created by a
- * request that died before answering (`recover`).
+ * A route's handler (see defineRoute). One that creates a lookup or job under an
+ * Idempotency-Key also knows how to answer with that resource when a retry finds it
+ * created by a request that died before answering (`recover`).
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type Handler = ((input: HandlerInput<any, any, any>) => Promise<Reply | null>) & {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  recover?: (input: HandlerInput<any, any, any>, resourceId: string) => Promise<Reply>;
+export type Handler = ((input: HandlerInput) => Promise<Reply | null>) & {
+  recover?: (input: HandlerInput, resourceId: string) => Promise<Reply>;
   /** Its body is taken by this reader, not parsed as JSON here. */
   reader?: BodyReader;
 };
@@ -156,7 +157,7 @@ function routeChain(deps: RouteDeps, route: RouteDef, handler: Handler, renderEr
 const EMPTY_QUERY = { type: "object", properties: {}, additionalProperties: false } as unknown as NonNullable<RouteDef["query"]>;
 
 export function mountRoutes(
-  app: express.Express,
+  app: Express,
   deps: RouteDeps,
   routes: readonly RouteDef[],
   handlers: Handlers,

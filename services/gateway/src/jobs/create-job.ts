@@ -3,16 +3,16 @@ import { ApiError } from "@svc/contract";
 import { newId, parseAmount } from "@svc/domain";
 import { jobIdOf } from "@svc/queues";
 import { insertJob, jobById, recordTestUsage, type NewJob } from "@svc/store";
-import { intakeReader, type AcceptedIntake, type IntakeDeps, type JobFields } from "../bulk";
+import { intakeReader, type AcceptedIntake, type IntakeDeps } from "../bulk";
 import type { Caller } from "../caller";
 import type { Deps } from "../deps";
-import type { Handler, HandlerInput, Reply } from "../http/routes";
+import { defineRoute, type ReplyTo, type RouteHandler } from "../http/define-route";
 import { refuseIfChecksDown } from "../planning/checks-down";
 import { checkPlan, type PlanDeps } from "../planning/plan";
 import { quote, type Quote } from "../pricing/quote";
 import { reserveAndStore, type ReserveDeps } from "../pricing/reserve";
 import { storeTestResource } from "../storing/test-resource";
-import { buildEstimate } from "./estimate";
+import { buildEstimate, type Estimate } from "./estimate";
 import { presentJob } from "./present";
 
 /** How long a live job's money may stay reserved before the sweeper closes it. */
@@ -21,24 +21,17 @@ const LIVE_JOB_RESERVATION_TTL_MS = 7 * 24 * 3600 * 1000;
 /** Bulk routes plan, price and reserve like lookups, with their bodies read by the intake threads. */
 export type JobCreationDeps = PlanDeps & ReserveDeps & IntakeDeps & Pick<Deps, "config" | "producer">;
 
-/** A bulk request's input as the route chain hands it over (the intake always ran for these routes). */
-function jobInput(input: HandlerInput<JobFields, Record<string, unknown>, AcceptedIntake>): { req: Request; caller: Caller; body: JobFields; intake: AcceptedIntake } {
-  if (!input.caller) throw new ApiError("unauthorized");
-  if (!input.read) throw new ApiError("internal_error");
-  return { req: input.req, caller: input.caller, body: input.body, intake: input.read };
-}
-
 /** POST /v1/jobs/estimate: counts and the maximum cost; stores nothing, calls no source, charges nothing. */
-export function estimateJobHandler(deps: JobCreationDeps): Handler {
-  const handler: Handler = async (input: HandlerInput<JobFields, Record<string, unknown>, AcceptedIntake>) => {
-    const { caller, body, intake } = jobInput(input);
-    const plan = await checkPlan(deps, caller, intake.plan, body, "estimate");
-    // max_cost refuses here exactly as POST /v1/jobs would (402 cost_limit_exceeded).
-    const q = await quote(deps, caller, plan, body.max_cost);
-    return { status: 200, body: await buildEstimate(deps, caller, plan, intake, q) };
-  };
-  handler.reader = intakeReader(deps, "estimateJob");
-  return handler;
+export function estimateJobRoute(deps: JobCreationDeps): RouteHandler {
+  return defineRoute("estimateJob")(
+    async ({ caller, body, read: intake }) => {
+      const plan = await checkPlan(deps, caller, intake.plan, body, "estimate");
+      // max_cost refuses here exactly as POST /v1/jobs would (402 cost_limit_exceeded).
+      const q = await quote(deps, caller, plan, body.max_cost);
+      return { status: 200, body: await buildEstimate(deps, caller, plan, intake, q) };
+    },
+    { reader: intakeReader(deps, "estimateJob") },
+  );
 }
 
 /**
@@ -48,52 +41,58 @@ export function estimateJobHandler(deps: JobCreationDeps): Handler {
  * chunks go to the check-worker and the response is the `queued` job. The rows
  * were rendered on the intake thread; here they are only written.
  */
-export function createJobHandler(deps: JobCreationDeps): Handler {
-  const handler: Handler = async (input: HandlerInput<JobFields, Record<string, unknown>, AcceptedIntake>) => {
-    const { req, caller, body, intake } = jobInput(input);
-    const plan = await checkPlan(deps, caller, intake.plan, body, "job");
-    if (caller.livemode) await refuseIfChecksDown(deps, plan.checks);
-    const q = await quote(deps, caller, plan, body.max_cost);
-    const estimate = await buildEstimate(deps, caller, plan, intake, q);
-    const { rows, resourceId: id } = intake;
-    if (!rows || !id) throw new ApiError("internal_error");
-    const now = deps.now();
-    const job: NewJob = {
-      id,
-      accountId: caller.accountId,
-      apiKeyId: caller.keyId,
-      livemode: caller.livemode,
-      checks: plan.checks,
-      checksTotal: plan.checksTotal,
-      maxCostMicros: body.max_cost ? parseAmount(body.max_cost.amount) : null,
-      estimate,
-      webhookEndpointId: plan.webhookEndpointId,
-      progressEvents: body.progress_events ?? false,
-      resultsUrl: `${deps.config.publicBaseUrl}/v1/jobs/${id}/results`,
-      requestId: req.id,
-      createdAt: now,
-      expiresAt: new Date(now.getTime() + caller.retentionDays * 86_400_000),
-      rows,
-      // Test jobs are final at once; `conclusive` counts billed answers, and test answers never are.
-      ...(caller.livemode
-        ? { status: "queued", counters: { done: 0, conclusive: 0, nonBillable: 0 }, finishedAt: null, chunkSize: deps.config.JOB_CHUNK_ROWS }
-        : { status: "completed", counters: { done: plan.checksTotal, conclusive: 0, nonBillable: plan.checksTotal }, finishedAt: now, chunkSize: 0 }),
-    };
-    return caller.livemode ? createLiveJob(deps, req, caller, q, job) : createTestJob(deps, req, job, intake);
-  };
-  handler.reader = intakeReader(deps, "createJob", () => newId("job"));
-  // The same request, retried after the one that created the job died: answer with it.
-  handler.recover = async (_input, jobId: string) => createdJobReply(deps, jobId);
-  return handler;
+export function createJobRoute(deps: JobCreationDeps): RouteHandler {
+  return defineRoute("createJob")(
+    async ({ req, caller, body, read: intake }) => {
+      const plan = await checkPlan(deps, caller, intake.plan, body, "job");
+      if (caller.livemode) await refuseIfChecksDown(deps, plan.checks);
+      const q = await quote(deps, caller, plan, body.max_cost);
+      const estimate = await buildEstimate(deps, caller, plan, intake, q);
+      const { rows, resourceId: id } = intake;
+      if (!rows || !id) throw new ApiError("internal_error");
+      const now = deps.now();
+      const job: NewJob = {
+        id,
+        accountId: caller.accountId,
+        apiKeyId: caller.keyId,
+        livemode: caller.livemode,
+        checks: plan.checks,
+        checksTotal: plan.checksTotal,
+        maxCostMicros: body.max_cost ? parseAmount(body.max_cost.amount) : null,
+        estimate,
+        webhookEndpointId: plan.webhookEndpointId,
+        progressEvents: body.progress_events ?? false,
+        resultsUrl: `${deps.config.publicBaseUrl}/v1/jobs/${id}/results`,
+        requestId: req.id,
+        createdAt: now,
+        expiresAt: new Date(now.getTime() + caller.retentionDays * 86_400_000),
+        rows,
+        // Test jobs are final at once; `conclusive` counts billed answers, and test answers never are.
+        ...(caller.livemode
+          ? { status: "queued", counters: { done: 0, conclusive: 0, nonBillable: 0 }, finishedAt: null, chunkSize: deps.config.JOB_CHUNK_ROWS }
+          : { status: "completed", counters: { done: plan.checksTotal, conclusive: 0, nonBillable: plan.checksTotal }, finishedAt: now, chunkSize: 0 }),
+      };
+      return caller.livemode ? createLiveJob(deps, req, caller, q, job) : createTestJob(deps, req, job, intake);
+    },
+    {
+      reader: intakeReader(deps, "createJob", () => newId("job")),
+      // The same request, retried after the one that created the job died: answer with it.
+      recover: async (_input, jobId) => createdJobReply(deps, jobId),
+    },
+  );
 }
 
-async function createdJobReply(deps: Pick<Deps, "store" | "config">, jobId: string): Promise<Reply> {
+/** What POST /v1/jobs answers: 201 with the job and its Location. */
+type CreatedJob = ReplyTo<"createJob">;
+
+async function createdJobReply(deps: Pick<Deps, "store" | "config">, jobId: string): Promise<CreatedJob> {
   const job = await jobById(deps.store.pool, jobId);
   if (!job) throw new ApiError("internal_error");
-  return { status: 201, body: presentJob(job, job.estimate), headers: { Location: `${deps.config.publicBaseUrl}/v1/jobs/${jobId}` } };
+  // The estimate is stored as buildEstimate made it.
+  return { status: 201, body: presentJob(job, job.estimate as Estimate), headers: { Location: `${deps.config.publicBaseUrl}/v1/jobs/${jobId}` } };
 }
 
-async function createTestJob(deps: Pick<Deps, "store" | "config">, req: Request, job: NewJob, intake: AcceptedIntake): Promise<Reply> {
+async function createTestJob(deps: Pick<Deps, "store" | "config">, req: Request, job: NewJob, intake: AcceptedIntake): Promise<CreatedJob> {
   await storeTestResource(deps, req.idempotencyClaim, job.id, async (client) => {
     await insertJob(client, job);
     // Test jobs count in usage like test lookups (live usage is recorded at settlement).
@@ -104,7 +103,7 @@ async function createTestJob(deps: Pick<Deps, "store" | "config">, req: Request,
   return createdJobReply(deps, job.id);
 }
 
-async function createLiveJob(deps: JobCreationDeps, req: Request, caller: Caller, q: Quote, job: NewJob): Promise<Reply> {
+async function createLiveJob(deps: JobCreationDeps, req: Request, caller: Caller, q: Quote, job: NewJob): Promise<CreatedJob> {
   await reserveAndStore(deps, caller, q, job.rows.count, { jobId: job.id, expiresAt: new Date(job.createdAt.getTime() + LIVE_JOB_RESERVATION_TTL_MS) }, (client) => insertJob(client, job), req.idempotencyClaim);
   const chunks = Math.ceil(job.rows.count / job.chunkSize);
   // A lost enqueue is repaired by the check-worker's chunk reconciler.

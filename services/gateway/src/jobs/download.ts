@@ -1,10 +1,9 @@
 import { Transform, type TransformCallback } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { ApiError } from "@svc/contract";
 import { CHECKS, type CheckCode } from "@svc/domain";
 import { streamJobRows, type StoredRow } from "@svc/store";
 import type { Deps } from "../deps";
-import type { Handler } from "../http/routes";
+import { defineRoute, type RouteHandler } from "../http/define-route";
 import { jobFinished, replicaHasFinishedJob, requireResults, visibleJob } from "./access";
 
 /** A row as streamed from the store. */
@@ -74,10 +73,9 @@ function ndjsonLine(row: Row): string {
  * has caught up with the job (checked in the snapshot the stream reads), else from
  * the primary; once the first byte is sent a failure can only cut the download short.
  */
-export function downloadJobHandler(deps: Pick<Deps, "store" | "reads" | "now">): Handler {
-  return async ({ caller, params, query, res, req }) => {
-    if (!caller) throw new ApiError("unauthorized");
-    const job = await visibleJob(deps, caller, params.id ?? "");
+export function downloadJobRoute(deps: Pick<Deps, "store" | "reads" | "now">): RouteHandler {
+  return defineRoute("downloadJobResults")(async ({ caller, params, query, res, req }) => {
+    const job = await visibleJob(deps, caller, params.id);
     requireResults(job);
     const format = query.format as "csv" | "ndjson";
     const checks = job.checks as CheckCode[];
@@ -109,5 +107,5 @@ export function downloadJobHandler(deps: Pick<Deps, "store" | "reads" | "now">):
       else client.release();
     }
     return null;
-  };
+  });
 }

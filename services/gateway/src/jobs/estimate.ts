@@ -1,3 +1,4 @@
+import type { EstimateSchema, Static } from "@svc/contract";
 import { CHECKS, money } from "@svc/domain";
 import { countCachedAnswers } from "@svc/store";
 import type { AcceptedIntake } from "../bulk";
@@ -6,14 +7,16 @@ import type { Deps } from "../deps";
 import type { Plan } from "../planning/plan";
 import type { Quote } from "../pricing/quote";
 
+export type Estimate = Static<typeof EstimateSchema>;
+
 /**
  * How a list is counted and what it may cost: rows by kind and status, checks,
  * answers the cache would give (free), checks that could be billed, and the
  * maximum possible cost (what a job reserves). Reads the cache; writes nothing.
  * The counting was done on the intake thread; here only the cache is asked.
  */
-export async function buildEstimate(deps: Pick<Deps, "store" | "now">, caller: Caller, plan: Plan, intake: AcceptedIntake, q: Quote): Promise<Record<string, unknown>> {
-  const byCheck: Array<Record<string, unknown>> = [];
+export async function buildEstimate(deps: Pick<Deps, "store" | "now">, caller: Caller, plan: Plan, intake: AcceptedIntake, q: Quote): Promise<Estimate> {
+  const byCheck: Estimate["by_check"] = [];
   let cachedTotal = 0;
   let billable = 0;
   const now = deps.now();

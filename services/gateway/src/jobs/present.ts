@@ -1,9 +1,13 @@
+import type { JobSchema, Static } from "@svc/contract";
 import { money } from "@svc/domain";
 import type { JobRecord } from "@svc/store";
+import type { Estimate } from "./estimate";
+
+export type Job = Static<typeof JobSchema>;
 
 /** The API shape of a job (see the Job schema); `estimate` only in the creating response. */
-export function presentJob(job: JobRecord, estimate?: Record<string, unknown>): Record<string, unknown> {
-  const body: Record<string, unknown> = {
+export function presentJob(job: JobRecord, estimate?: Estimate): Job {
+  const body: Job = {
     id: job.id,
     object: "job",
     status: job.status,
@@ -19,7 +23,8 @@ export function presentJob(job: JobRecord, estimate?: Record<string, unknown>): 
     finished_at: job.finished_at ? job.finished_at.toISOString() : null,
     purged_at: job.purged_at ? job.purged_at.toISOString() : null,
     failure: job.failure_code ? { code: job.failure_code, message: job.failure_message ?? "" } : null,
-    results_url: job.results_url,
+    // The column is nullable (added after jobs existed); createJob writes it for every job, and the contract promises a URL.
+    results_url: job.results_url as string,
   };
   if (estimate) body.estimate = estimate;
   return body;

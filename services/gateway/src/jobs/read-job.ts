@@ -4,7 +4,7 @@ import { FINAL_JOB_STATUSES, cancelJob, jobById, purgeJobResults, withTransactio
 import type { Response } from "express";
 import type { Deps } from "../deps";
 import { clientGone } from "../http/client-gone";
-import type { Handler } from "../http/routes";
+import { defineRoute, type RouteHandler } from "../http/define-route";
 import { jobFinished, visibleJob } from "./access";
 import { presentJob } from "./present";
 
@@ -14,19 +14,18 @@ import { presentJob } from "./present";
  * cancelled job its rows in flight done too — woken by a notice sent after the
  * commit that finished and settled it, not by polling.
  */
-export function getJobHandler(deps: Pick<Deps, "store" | "config" | "waiter" | "now">): Handler {
-  return async ({ caller, params, query, res }) => {
-    if (!caller) throw new ApiError("unauthorized");
+export function getJobRoute(deps: Pick<Deps, "store" | "config" | "waiter" | "now">): RouteHandler {
+  return defineRoute("getJob")(async ({ caller, params, query, res }) => {
     const waitMs = Math.min(Number(query.wait ?? 0), deps.config.MAX_WAIT_SECONDS, LIMITS.maxWaitSeconds) * 1000;
     const deadline = Date.now() + waitMs;
     const signal = clientGone(res);
-    let job = await visibleJob(deps, caller, params.id ?? "");
+    let job = await visibleJob(deps, caller, params.id);
     while (!jobFinished(job) && Date.now() < deadline && !signal.aborted && !deps.waiter.isClosed) {
       await deps.waiter.wait(job.id, deadline - Date.now(), signal);
       job = await visibleJob(deps, caller, job.id);
     }
     return { status: 200, body: presentJob(job) };
-  };
+  });
 }
 
 /**
@@ -39,10 +38,9 @@ export function getJobHandler(deps: Pick<Deps, "store" | "config" | "waiter" | "
 /** Deleting may ask the check-worker to finish a job (and wait for its notice). */
 export type DeleteJobDeps = Pick<Deps, "store" | "waiter" | "producer" | "logger" | "now">;
 
-export function deleteJobHandler(deps: DeleteJobDeps): Handler {
-  return async ({ caller, params, res }) => {
-    if (!caller) throw new ApiError("unauthorized");
-    const job = await visibleJob(deps, caller, params.id ?? "", !caller.scopes.includes("jobs:read_all"));
+export function deleteJobRoute(deps: DeleteJobDeps): RouteHandler {
+  return defineRoute("deleteJob")(async ({ caller, params, res }) => {
+    const job = await visibleJob(deps, caller, params.id, !caller.scopes.includes("jobs:read_all"));
     const now = deps.now();
     if (FINAL_JOB_STATUSES.includes(job.status)) {
       const purge = () => withTransaction(deps.store.pool, (client) => purgeJobResults(client, job.id, now));
@@ -60,7 +58,7 @@ export function deleteJobHandler(deps: DeleteJobDeps): Handler {
     const after = await jobById(deps.store.pool, job.id);
     if (!after) throw new ApiError("not_found");
     return { status: 200, body: presentJob(after) };
-  };
+  });
 }
 
 /** How long DELETE waits for the check-worker to finish a cancelled job; after that it answers with `finished_at` still null. */

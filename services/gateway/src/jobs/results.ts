@@ -2,16 +2,13 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { ApiError } from "@svc/contract";
 import { CHECKS, resolveCheck, type CheckCode } from "@svc/domain";
 import { jobRowsPage, type RowFilter } from "@svc/store";
-import type { Caller } from "../caller";
 import type { Deps } from "../deps";
-import type { Handler } from "../http/routes";
+import { defineRoute, type RouteHandler } from "../http/define-route";
 import { readRows } from "../storing/result-rows";
 import { jobFinished, replicaHasFinishedJob, requireResults, visibleJob } from "./access";
 
 export const DEFAULT_PAGE = 100;
 export const MAX_PAGE = 1_000;
-
-type Query = { registered?: "true" | "false" | "null"; status?: string; service?: string; limit?: number; after?: string };
 
 /**
  * Cursors are opaque and tamper-proof: the job, the filter and the last row sent,
@@ -51,10 +48,9 @@ export function decodeCursor(secret: string, listing: string, cursor: string): n
  * service's input type. The job's state comes from the primary; a finished job's
  * rows from the read replica when it has caught up with the job (else the primary).
  */
-export function listJobResultsHandler(deps: Pick<Deps, "store" | "config" | "reads" | "now">): Handler {
-  return async ({ caller, params, query }: { caller: Caller | undefined; params: Record<string, string>; query: Query }) => {
-    if (!caller) throw new ApiError("unauthorized");
-    const job = await visibleJob(deps, caller, params.id ?? "");
+export function listJobResultsRoute(deps: Pick<Deps, "store" | "config" | "reads" | "now">): RouteHandler {
+  return defineRoute("listJobResults")(async ({ caller, params, query }) => {
+    const job = await visibleJob(deps, caller, params.id);
     // Before anything that reads the query: purged results answer exactly as a job that does not exist.
     requireResults(job);
     const service = query.service ? (resolveCheck(query.service) as CheckCode) : (job.checks[0] as CheckCode);
@@ -94,5 +90,5 @@ export function listJobResultsHandler(deps: Pick<Deps, "store" | "config" | "rea
         next_cursor: hasMore && last ? encodeCursor(deps.config.KEY_HASH_SECRET, listing, last.row_no) : null,
       },
     };
-  };
+  });
 }

@@ -5,13 +5,16 @@ import type { Response } from "express";
 import type { Caller } from "../caller";
 import type { Deps } from "../deps";
 import { clientGone } from "../http/client-gone";
-import type { Reply } from "../http/routes";
+import type { ReplyTo } from "../http/define-route";
 import { readRows } from "../storing/result-rows";
 import { awaitLookup, type AwaitLookupDeps } from "./await-lookup";
 import { lookupFromNotice } from "./notice-answer";
 import { pollUrl, presentLookup } from "./present";
 
 export type AnswerDeps = AwaitLookupDeps & Pick<Deps, "config">;
+
+/** What POST /v1/lookup answers: 200 completed, or 202 pending with a Location to poll. */
+export type LookupReply = ReplyTo<"createLookup">;
 
 /**
  * Waits for a stored lookup, then answers 200 if it completed or 202 if not. The
@@ -24,7 +27,7 @@ export type AnswerDeps = AwaitLookupDeps & Pick<Deps, "config">;
  * and awaitLookup carries on as usual with what is left of `waitMs`. A notice that
  * carries the completed checks answers without the read at all (lookupFromNotice).
  */
-export async function answerAfterWait(deps: AnswerDeps, res: Response, caller: Caller, id: string, waitMs: number, inputs: readonly string[], early?: EarlyWait): Promise<Reply> {
+export async function answerAfterWait(deps: AnswerDeps, res: Response, caller: Caller, id: string, waitMs: number, inputs: readonly string[], early?: EarlyWait): Promise<LookupReply> {
   const withInput = (rows: ResultRow[]) => rows.map((r, i) => ({ ...r, input: inputs[i] ?? r.input }));
   const signal = early?.signal ?? clientGone(res);
   let remainingMs = waitMs;

@@ -5,16 +5,15 @@ import { jobIdOf } from "@svc/queues";
 import { lookupRecordOf } from "@svc/store";
 import type { Request, Response } from "express";
 import type { Caller } from "../caller";
-import type { Reply } from "../http/routes";
 import { refuseIfChecksDown } from "../planning/checks-down";
 import type { OfferDeps } from "../planning/offers";
 import { quote } from "../pricing/quote";
 import { reserveAndStore, type ReserveDeps } from "../pricing/reserve";
 import { storedRow } from "../storing/result-rows";
-import { answerAfterWait, waitFromNow, type AnswerDeps } from "./answer-after-wait";
+import { answerAfterWait, waitFromNow, type AnswerDeps, type LookupReply } from "./answer-after-wait";
 import { lookupToStore } from "./new-lookup";
 import { presentLookup } from "./present";
-import type { LookupBody, LookupPlan } from "./test-lookup";
+import type { LookupOptions, LookupPlan } from "./test-lookup";
 
 /** How long a live lookup's money may stay reserved before the sweeper closes it. */
 const LIVE_RESERVATION_TTL_MS = 3600 * 1000;
@@ -26,7 +25,7 @@ export type LiveLookupDeps = AnswerDeps & OfferDeps & ReserveDeps;
  * possible cost together with storing the lookup, hand it to the check-worker and
  * wait up to `wait` seconds for the answers.
  */
-export async function createLiveLookup(deps: LiveLookupDeps, req: Request, res: Response, caller: Caller, plan: LookupPlan, body: LookupBody): Promise<Reply> {
+export async function createLiveLookup(deps: LiveLookupDeps, req: Request, res: Response, caller: Caller, plan: LookupPlan, body: LookupOptions): Promise<LookupReply> {
   await refuseIfChecksDown(deps, plan.checks);
   const q = await quote(deps, caller, plan, body.max_cost);
   const now = deps.now();

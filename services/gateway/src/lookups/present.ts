@@ -1,10 +1,13 @@
+import type { LookupSchema, Static } from "@svc/contract";
 import { summarise, type ResultRow } from "@svc/domain";
 import type { LookupRecord } from "@svc/store";
 import { resultItem } from "../storing/result-rows";
 
+export type Lookup = Static<typeof LookupSchema>;
+
 /** The API shape of a lookup. `rows` carry raw `input` only in the creating response. */
-export function presentLookup(lookup: LookupRecord, rows: readonly ResultRow[], baseUrl: string): Record<string, unknown> {
-  const body: Record<string, unknown> = {
+export function presentLookup(lookup: LookupRecord, rows: readonly ResultRow[], baseUrl: string): Lookup {
+  const body: Lookup = {
     id: lookup.id,
     object: "lookup",
     status: lookup.status,

@@ -1,17 +1,16 @@
-import { ApiError, LIMITS } from "@svc/contract";
+import { ApiError, LIMITS, type LookupRequest, type Static } from "@svc/contract";
 import { answerTestRows, newId, type PreparedRow } from "@svc/domain";
 import { jobIdOf } from "@svc/queues";
 import { insertLookup, lookupRecordOf, type NewLookup } from "@svc/store";
 import type { Request, Response } from "express";
 import type { Caller } from "../caller";
-import type { Reply } from "../http/routes";
 import type { OfferDeps } from "../planning/offers";
-import type { IdentifierBody, Plan } from "../planning/plan";
+import type { Plan } from "../planning/plan";
 import { quote } from "../pricing/quote";
 import { storedRow } from "../storing/result-rows";
 import { storeTestResource } from "../storing/test-resource";
 import { testUsage } from "../storing/test-usage";
-import { answerAfterWait, type AnswerDeps } from "./answer-after-wait";
+import { answerAfterWait, type AnswerDeps, type LookupReply } from "./answer-after-wait";
 import { lookupToStore } from "./new-lookup";
 import { presentLookup } from "./present";
 import type { GroupCommit } from "./test-batch";
@@ -19,7 +18,8 @@ import type { GroupCommit } from "./test-batch";
 /** Test lookups without an Idempotency-Key are group-committed by this process's writer (test-batch.ts). */
 export type TestLookupDeps = AnswerDeps & OfferDeps & { testLookups: GroupCommit<NewLookup> };
 
-export type LookupBody = IdentifierBody & { wait?: number; max_cost?: { amount: string | number } };
+/** What creating a lookup reads of its request besides the identifiers: how long to wait, the cost ceiling. */
+export type LookupOptions = Pick<Static<typeof LookupRequest>, "wait" | "max_cost">;
 /** Lookups are planned in this process, so their prepared rows are at hand. */
 export type LookupPlan = Plan & { rows: PreparedRow[] };
 
@@ -28,7 +28,7 @@ export type LookupPlan = Plan & { rows: PreparedRow[] };
  * Pending test values are stored `pending` with their completion time; the
  * check-worker completes them on schedule and any read completes them when due.
  */
-export async function createTestLookup(deps: TestLookupDeps, req: Request, res: Response, caller: Caller, plan: LookupPlan, body: LookupBody): Promise<Reply> {
+export async function createTestLookup(deps: TestLookupDeps, req: Request, res: Response, caller: Caller, plan: LookupPlan, body: LookupOptions): Promise<LookupReply> {
   // Test mode is free, but max_cost is validated as in live mode.
   if (body.max_cost !== undefined) await quote(deps, caller, plan, body.max_cost);
   const now = deps.now();

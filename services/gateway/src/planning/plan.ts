@@ -5,9 +5,9 @@ import type { Caller } from "../caller";
 import type { Deps } from "../deps";
 import { guardDailyEmailFamilies } from "./daily-email-families";
 import { checkAvailable, offersFor } from "./offers";
-import { countByKind, familyDigest, fromRefusal, prepareRequest, type IdentifierBody, type PlanFacts, type RequestKind } from "./prepare";
+import { countByKind, familyDigest, fromRefusal, prepareRequest, type PlanFacts, type RequestedChecks, type RequestKind } from "./prepare";
 
-export type { IdentifierBody, RequestKind } from "./prepare";
+export type { RequestedChecks, RequestKind } from "./prepare";
 
 /** What planning reads: check offers (cache, database), webhook targets, the daily family guard (Redis, clock). */
 export type PlanDeps = Pick<Deps, "caches" | "store" | "config" | "redis" | "now">;
@@ -29,7 +29,7 @@ export type Plan = {
  * Per-row problems never refuse. The CPU half (`prepareRequest`) ran before, here
  * for lookups, on an intake thread for bulk requests.
  */
-export async function checkPlan(deps: PlanDeps, caller: Caller, facts: PlanFacts, body: Pick<IdentifierBody, "webhook_endpoint_id">, kind: RequestKind): Promise<Plan> {
+export async function checkPlan(deps: PlanDeps, caller: Caller, facts: PlanFacts, body: Pick<RequestedChecks, "webhook_endpoint_id">, kind: RequestKind): Promise<Plan> {
   if (facts.early) throw fromRefusal(facts.early);
   if (kind === "lookup" && !caller.realtimeEnabled) {
     throw new ApiError("service_disabled", { param: null, message: "Real-time checks are not enabled for this account; use bulk jobs." });
@@ -50,7 +50,7 @@ export async function checkPlan(deps: PlanDeps, caller: Caller, facts: PlanFacts
 }
 
 /** Both halves in this process: for lookups (at most 100 identifiers, cheap enough for the event loop). */
-export async function planRequest(deps: PlanDeps, caller: Caller, body: IdentifierBody, kind: RequestKind): Promise<Plan & { rows: PreparedRow[] }> {
+export async function planRequest(deps: PlanDeps, caller: Caller, body: RequestedChecks, kind: RequestKind): Promise<Plan & { rows: PreparedRow[] }> {
   const prepared = prepareRequest(body, caller, kind, familyDigest(deps.config.CACHE_HASH_SECRET));
   const plan = await checkPlan(deps, caller, { ...prepared, counts: countByKind(prepared.rows) }, body, kind);
   return { ...plan, rows: prepared.rows };

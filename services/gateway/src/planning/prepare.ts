@@ -1,4 +1,4 @@
-import { ApiError, LIMITS, type ErrorCode } from "@svc/contract";
+import { ApiError, LIMITS, type ErrorCode, type JobRequest, type LookupRequest, type Static } from "@svc/contract";
 import {
   CHECKS,
   emailFamilies,
@@ -17,7 +17,8 @@ import {
 
 export type RequestKind = "lookup" | "job" | "estimate";
 
-export type IdentifierBody = { numbers?: string[]; emails?: string[]; checks: string[]; webhook_endpoint_id?: string };
+/** What planning reads of a lookup or job request (the contract's types): its identifiers, checks and webhook target. */
+export type RequestedChecks = Pick<Static<typeof LookupRequest> | Static<typeof JobRequest>, "numbers" | "emails" | "checks" | "webhook_endpoint_id">;
 
 /** What preparation needs to know of the caller (plain data: it also runs on intake threads). */
 export type CallerFacts = { isSandbox: boolean; livemode: boolean };
@@ -69,7 +70,7 @@ function resolveChecks(names: readonly string[]): CheckCode[] {
 }
 
 /** Shape and size rules, in the order clients see them. */
-function sizeRules(body: IdentifierBody, caller: CallerFacts, kind: RequestKind): { checks: CheckCode[]; checksTotal: number } {
+function sizeRules(body: RequestedChecks, caller: CallerFacts, kind: RequestKind): { checks: CheckCode[]; checksTotal: number } {
   const numbers = body.numbers?.length ?? 0;
   const emails = body.emails?.length ?? 0;
   const checks = resolveChecks(body.checks);
@@ -117,7 +118,7 @@ function rowRules(rows: readonly PreparedRow[], families: ReadonlyMap<string, Re
  * Parses, de-duplicates and judges a request's identifiers. `familyDigest` keys the
  * address-family digests (they may be stored, in the daily enumeration guard).
  */
-export function prepareRequest(body: IdentifierBody, caller: CallerFacts, kind: RequestKind, familyDigest: Digest): Prepared {
+export function prepareRequest(body: RequestedChecks, caller: CallerFacts, kind: RequestKind, familyDigest: Digest): Prepared {
   let sized: { checks: CheckCode[]; checksTotal: number };
   try {
     sized = sizeRules(body, caller, kind);

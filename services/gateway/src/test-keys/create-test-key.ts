@@ -3,15 +3,13 @@ import { ApiError } from "@svc/contract";
 import { generateApiKey, hashApiKey, keyHint, networkOf, parseEmail, SCOPES } from "@svc/domain";
 import { insertAccount, insertApiKey, lockTestKeyAddress, recordTestKeyRequest, testKeyAccountOf, testKeysIssuedTo, withTransaction } from "@svc/store";
 import type { Deps } from "../deps";
-import type { Handler } from "../http/routes";
+import { defineRoute, type RouteHandler } from "../http/define-route";
 import { secondsUntilUtcMidnight, utcDay } from "../time";
 import { issueChallenge, verifyChallengeToken } from "./proof-of-work";
 
 export const KEYS_PER_ADDRESS = 3;
 export const ADDRESS_WINDOW_DAYS = 30;
 export const REQUESTS_PER_NETWORK_PER_DAY = 3;
-
-type TestKeyBody = { email: string; name: string; company: string; use_case: string; challenge_token: string };
 
 /**
  * Counts every POST /v1/test-keys against the caller's network (IPv4 address or
@@ -36,8 +34,9 @@ export function testKeyNetworkLimit(deps: Pick<Deps, "config" | "redis" | "now">
   };
 }
 
-export function challengeHandler(deps: Pick<Deps, "config" | "now">): Handler {
-  return async () => {
+/** GET /v1/test-keys/challenge: a signed proof-of-work challenge, single use, for ten minutes. */
+export function challengeRoute(deps: Pick<Deps, "config" | "now">): RouteHandler {
+  return defineRoute("getTestKeyChallenge")(async () => {
     const c = issueChallenge(deps.config.KEY_HASH_SECRET, deps.config.TEST_KEY_POW_DIFFICULTY, deps.now());
     return {
       status: 200,
@@ -50,7 +49,7 @@ export function challengeHandler(deps: Pick<Deps, "config" | "now">): Handler {
         token_format: "<challenge>:<nonce>, where SHA-256 of that string starts with `difficulty` zero bits",
       },
     };
-  };
+  });
 }
 
 /**
@@ -64,8 +63,8 @@ export function challengeHandler(deps: Pick<Deps, "config" | "now">): Handler {
 /** Issuing a key: the proof of work spent in Redis, the key stored, this process's live-key set told at once. */
 export type TestKeyDeps = Pick<Deps, "config" | "redis" | "store" | "caches" | "now">;
 
-export function createTestKeyHandler(deps: TestKeyDeps): Handler {
-  return async ({ req, body }: { req: Request; body: TestKeyBody }) => {
+export function createTestKeyRoute(deps: TestKeyDeps): RouteHandler {
+  return defineRoute("createTestKey")(async ({ req, body }) => {
     const now = deps.now();
     const email = parseEmail(body.email);
     if (!email.valid) throw new ApiError("invalid_request", { param: "email", message: "email must be a valid e-mail address." });
@@ -123,5 +122,5 @@ export function createTestKeyHandler(deps: TestKeyDeps): Handler {
         live_access: { status: "requested", note: "Live access is reviewed by hand; we reply to the address you gave." },
       },
     };
-  };
+  });
 }

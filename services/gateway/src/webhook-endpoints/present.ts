@@ -1,8 +1,11 @@
+import type { Static, WebhookEndpointSchema } from "@svc/contract";
 import type { EndpointRecord } from "@svc/store";
 
+export type WebhookEndpoint = Static<typeof WebhookEndpointSchema>;
+
 /** The API shape of an endpoint; `secret` only in the creation response. */
-export function presentEndpoint(e: EndpointRecord, secret?: string): Record<string, unknown> {
-  const body: Record<string, unknown> = {
+export function presentEndpoint(e: EndpointRecord, secret?: string): WebhookEndpoint {
+  const body: WebhookEndpoint = {
     id: e.id,
     object: "webhook_endpoint",
     url: e.url,

@@ -1,13 +1,7 @@
-import type { Handlers } from "../http/routes";
-import { createEndpointHandler, deleteEndpointHandler, listEndpointsHandler, testEndpointHandler, updateEndpointHandler, type EndpointDeps } from "./endpoints";
+import type { RouteHandler } from "../http/define-route";
+import { createEndpointRoute, deleteEndpointRoute, listEndpointsRoute, testEndpointRoute, updateEndpointRoute, type EndpointDeps } from "./endpoints";
 
 /** /v1/webhook_endpoints: list, create, update, delete, send a test event. */
-export function webhookEndpointRoutes(deps: EndpointDeps): Handlers {
-  return {
-    listWebhookEndpoints: listEndpointsHandler(deps),
-    createWebhookEndpoint: createEndpointHandler(deps),
-    updateWebhookEndpoint: updateEndpointHandler(deps),
-    deleteWebhookEndpoint: deleteEndpointHandler(deps),
-    testWebhookEndpoint: testEndpointHandler(deps),
-  };
+export function webhookEndpointRoutes(deps: EndpointDeps): RouteHandler[] {
+  return [listEndpointsRoute(deps), createEndpointRoute(deps), updateEndpointRoute(deps), deleteEndpointRoute(deps), testEndpointRoute(deps)];
 }
