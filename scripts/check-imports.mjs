@@ -7,7 +7,9 @@
 //                   violation per file in the cycle
 //   layer           an import that does not go down: to a package on the same or a higher
 //                   floor of LAYERS, across the server/client line (a client may import
-//                   only the packages of CLIENT_BRIDGE), or of a package LAYERS lacks
+//                   only the packages of CLIENT_BRIDGE), or of a package LAYERS lacks; and
+//                   inside a service that INNER_LAYERS draws, a file's import of a part on a
+//                   higher floor or of another part of its floor, or a file on no part
 //   service-import  one service importing another
 //   sql             SQL text outside packages/store: a string or template literal with
 //                   SELECT … FROM, DELETE FROM, INSERT INTO or UPDATE … SET (upper case),
@@ -70,6 +72,28 @@ const LAYERS = {
   "mcp":                { floor: 1, side: "client" }, // `svc-mcp`, over the SDK
 };
 const CLIENT_BRIDGE = new Set(["contract"]);
+
+/**
+ * Floors inside a service, bottom up (its README says what each part holds). A part
+ * names files and folders under src/; a file imports files of its own part or of a
+ * lower floor, never a higher floor nor another part of its own floor (so the gateway's
+ * features never import each other, and planning never imports http nor http planning).
+ */
+// prettier-ignore
+const INNER_LAYERS = {
+  gateway: [
+    { base: ["config.ts", "time.ts", "tracing.ts", "bootstrap.ts", "caller.ts", "cache/", "reads/"] },
+    { deps: ["deps.ts"] },
+    { http: ["http/"], requests: ["planning/", "pricing/", "storing/"] },
+    { intake: ["bulk/"] },
+    {
+      lookups: ["lookups/"], jobs: ["jobs/"], account: ["account/"], "webhook-endpoints": ["webhook-endpoints/"],
+      catalog: ["catalog/"], "test-keys": ["test-keys/"], system: ["system/"], pages: ["pages/"], "queue-dashboard": ["queue-dashboard/"],
+    },
+    { app: ["app.ts", "ops.ts"] },
+    { main: ["main.ts"] },
+  ],
+};
 
 // The prefixes of the fleet's queue job ids (chunk-<job>-<n>, run-<lookup>, …), one per kind of message.
 const JOB_ID_PREFIXES = ["chunk", "run", "settle", "finish", "event", "attempt", "release", "complete-test"];
@@ -328,6 +352,32 @@ async function violations() {
     for (const file of scc) {
       const loop = shortestCycle(graph.local, file, members).map((f) => path.posix.basename(f));
       add({ kind: "cycle", file, count: 1, lines: [], detail: `in a cycle of ${scc.length} files: ${loop.join(" → ")}` });
+    }
+  }
+
+  for (const u of units) {
+    const floors = INNER_LAYERS[u.name];
+    if (!floors) continue;
+    const partOf = (file) => {
+      const rel = file.slice(u.src.length + 1);
+      for (const [floor, parts] of floors.entries()) {
+        for (const [name, paths] of Object.entries(parts)) if (paths.some((p) => (p.endsWith("/") ? rel.startsWith(p) : rel === p))) return { name, floor };
+      }
+      return null;
+    };
+    for (const [file, targets] of graph.local) {
+      if (!file.startsWith(`${u.src}/`)) continue;
+      const a = partOf(file);
+      if (!a) {
+        add({ kind: "layer", file, to: `${u.name}:?`, count: 1, lines: [], detail: `${file} is on no part of INNER_LAYERS.${u.name} (scripts/check-imports.mjs): give it one` });
+        continue;
+      }
+      for (const target of targets) {
+        const b = partOf(target);
+        if (!b || b.name === a.name || b.floor < a.floor) continue; // a target on no part is reported as a file of its own
+        const why = b.floor > a.floor ? `a higher floor (${b.floor} over ${a.floor})` : `another part of floor ${a.floor}`;
+        add({ kind: "layer", file, to: `${u.name}:${b.name}`, count: 1, lines: [], detail: `imports ${target.slice(u.src.length + 1)} (${b.name}) from ${a.name}: ${why}` });
+      }
     }
   }
 
