@@ -63,6 +63,7 @@ const LAYERS = {
   "webhooks":           { floor: 2, side: "server" }, // customers' endpoints: address checks, signing, delivery
   "admin":              { floor: 3, side: "server" }, // operator CLI
   "vendor-simulator":   { floor: 3, side: "server" }, // stand-in vendor API for tests and bench
+  "fleet-harness":      { floor: 3, side: "server" }, // starts built services, seeds accounts and keys: tests, bench, scripts
   "gateway":            { floor: 3, side: "server", service: true },
   "check-worker":       { floor: 3, side: "server", service: true },
   "billing-ledger":     { floor: 3, side: "server", service: true },

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Runs the four built services side by side with prefixed output, prints where the
-// API is and how to get a key, and stops them gracefully on Ctrl-C / SIGTERM.
+// API is and how to get a key, and stops them gracefully on Ctrl-C / SIGTERM. Each is
+// started with @svc/fleet-harness (startProcess), as tests and bench scripts start them.
 //
 // Stopping: each service runs in a process group of its own (detached), so the
 // terminal's Ctrl-C, which goes to the whole foreground group, reaches only this
@@ -10,9 +11,9 @@
 // short. `npm run` also passes the terminal's Ctrl-C on to us, so one Ctrl-C can
 // arrive twice within moments: signals in the first second of a stop count as the
 // same request. Ctrl-C again after that force-kills what is left.
-import { spawn } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
+import { GATEWAY_NODE_FLAGS, programScript, startProcess } from "@svc/fleet-harness";
 import { DEFAULT_DATABASE_URL, ensureDotEnv, ROOT, serviceConnections } from "./lib.mjs";
 import { SERVICES, settingOf } from "./service-settings.mjs";
 
@@ -36,37 +37,33 @@ let stopRequestedAt = 0;
 let failed = false;
 let announced = false;
 
-const PROGRAMS = Object.fromEntries(SERVICES.map((name) => [name, [path.join("services", name, "dist", "main.js")]]));
-if (runSimulator) PROGRAMS["vendor-simulator"] = [path.join("packages", "vendor-simulator", "dist", "main.js")];
+const PROGRAMS = Object.fromEntries(SERVICES.map((name) => [name, [programScript(name)]]));
+if (runSimulator) PROGRAMS["vendor-simulator"] = [programScript("vendor-simulator")];
 // Dropping past months' partitions needs the tables' owner (DATABASE_URL's user); no service is that.
-PROGRAMS["partition-upkeep"] = [path.join("scripts", "partition-upkeep.mjs"), "--every", "3600"];
+PROGRAMS["partition-upkeep"] = [path.join(ROOT, "scripts", "partition-upkeep.mjs"), "--every", "3600"];
 
 // A child sees its own passwords only (in its URLs), never the other services' from .env.local.
 const servicePasswords = SERVICES.flatMap((s) => [settingOf(s, "DATABASE_PASSWORD"), settingOf(s, "REDIS_PASSWORD")]);
 const sharedEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !servicePasswords.includes(name)));
 
-for (const [name, [program, ...args]] of Object.entries(PROGRAMS)) {
-  // The gateway's node flags: see GATEWAY_NODE_FLAGS in services/gateway/src/main.ts.
-  const flags = name === "gateway" ? ["--v8-pool-size=1"] : [];
-  const child = spawn(process.execPath, [...flags, path.join(ROOT, program), ...args], {
+for (const [name, [script, ...args]] of Object.entries(PROGRAMS)) {
+  const tag = `[${name}]`.padEnd(22);
+  const child = await startProcess({
+    name,
+    script,
+    args,
+    nodeFlags: name === "gateway" ? GATEWAY_NODE_FLAGS : [],
     cwd: ROOT,
     env: { ...sharedEnv, ...connections[name], PORT: port },
-    stdio: ["ignore", "pipe", "pipe"],
     // A process group of its own: the terminal's Ctrl-C is not delivered to it (see the top).
     detached: true,
+    keep: 0,
+    onLine(line) {
+      process.stdout.write(`${tag}${line}\n`);
+      if (name === "gateway" && /gateway listening/.test(line)) announce();
+    },
   });
-  const tag = `[${name}]`.padEnd(22);
-  for (const stream of [child.stdout, child.stderr]) {
-    let buffered = "";
-    stream.on("data", (chunk) => {
-      buffered += chunk.toString();
-      const lines = buffered.split("\n");
-      buffered = lines.pop();
-      for (const line of lines) process.stdout.write(`${tag}${line}\n`);
-      if (name === "gateway" && /gateway listening/.test(chunk.toString())) announce();
-    });
-  }
-  child.on("exit", (code, signal) => {
+  child.exit.then(({ code, signal }) => {
     children.delete(name);
     if (code !== 0) failed = true;
     if (!stopping) {
@@ -123,7 +120,7 @@ function stop() {
   stopping = true;
   stopRequestedAt = Date.now();
   process.stdout.write(`\n==> Stopping the fleet: each service finishes its work (at most ${Math.round(STOP_GRACE_MS / 1000)} s). Ctrl-C again to force.\n`);
-  for (const child of children.values()) child.kill("SIGTERM");
+  for (const child of children.values()) child.terminate();
   setTimeout(() => {
     process.stderr.write(`Services still running after ${Math.round(STOP_GRACE_MS / 1000)} s: ${[...children.keys()].join(", ")}; killing them.\n`);
     forceKill(1);
@@ -132,13 +129,7 @@ function stop() {
 
 /** SIGKILL to each service's whole process group (the gateway's cluster processes too). */
 function forceKill(code) {
-  for (const child of children.values()) {
-    try {
-      process.kill(-child.pid, "SIGKILL");
-    } catch {
-      /* already gone */
-    }
-  }
+  for (const child of children.values()) child.kill("SIGKILL", { group: true });
   process.exit(code);
 }
 
@@ -157,5 +148,5 @@ for (const stream of [process.stdout, process.stderr]) stream.on("error", () => 
 // Detached services outlive a runner that dies: whatever ends it, they are told to stop
 // (once: a service already sent its SIGTERM is finishing its work, and a second would cut that short).
 process.on("exit", () => {
-  if (!stopping) for (const child of children.values()) child.kill("SIGTERM");
+  for (const child of children.values()) child.terminate();
 });

@@ -1,15 +1,8 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import path from "node:path";
+import type { ChildProcess } from "node:child_process";
+import { startService as startBuilt, type ServiceName } from "@svc/fleet-harness";
 import { serviceEnv, type TestEnv } from "./env";
 
-const ROOT = path.resolve(__dirname, "..", "..");
-
-/** Children still running when the test process exits are killed, and never keep it alive. */
-const running = new Set<ChildProcess>();
-process.on("exit", () => {
-  for (const child of running) child.kill("SIGKILL");
-});
-export type ServiceName = "gateway" | "check-worker" | "billing-ledger" | "webhook-dispatcher";
+export type { ServiceName };
 
 export type RunningService = {
   name: ServiceName;
@@ -23,51 +16,25 @@ export type RunningService = {
 };
 
 /**
- * Starts a built service (`node services/<name>/dist/main.js`) as a real process
- * in `env`, and resolves once its log says it is ready.
+ * Starts a built service (`node services/<name>/dist/main.js`, @svc/fleet-harness) as a
+ * real process in `env`, and resolves once its log says it is ready. It never keeps
+ * jest's worker alive, and is killed when the worker exits.
  */
 export async function startService(name: ServiceName, env: TestEnv, extra: Record<string, string> = {}, readyPattern?: RegExp): Promise<RunningService> {
-  const child = spawn(process.execPath, [path.join(ROOT, "services", name, "dist", "main.js")], {
-    cwd: ROOT,
+  const service = await startBuilt(name, {
     env: { PATH: process.env.PATH ?? "", ...serviceEnv(env, { LOG_LEVEL: "info", ...extra }, name) },
-    stdio: ["ignore", "pipe", "pipe"],
+    background: true,
+    ...(readyPattern ? { ready: readyPattern } : {}),
   });
-  running.add(child);
-  child.on("exit", () => running.delete(child));
-  child.unref();
-  (child.stdout as unknown as { unref?: () => void } | null)?.unref?.();
-  (child.stderr as unknown as { unref?: () => void } | null)?.unref?.();
-  let out = "";
-  child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
-  child.stderr?.on("data", (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  const ready = readyPattern ?? (name === "gateway" ? /gateway listening/ : /"consuming"/);
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not start:\n${out}`)), 20_000);
-    const onData = () => {
-      if (ready.test(out)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout?.on("data", onData);
-    child.stderr?.on("data", onData);
-    child.on("exit", () => {
-      clearTimeout(timer);
-      reject(new Error(`${name} exited during start-up:\n${out}`));
-    });
-  });
-  const port = /"port":(\d+)/.exec(out)?.[1];
   return {
     name,
-    url: port ? `http://127.0.0.1:${port}` : "",
-    child,
-    output: () => out,
-    exited,
+    url: service.url,
+    child: service.child,
+    output: service.output,
+    exited: service.exited,
     async stop(signal = "SIGTERM") {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      const code = await exited;
-      assertNoPrivilegeRefused(name, out);
+      const code = await service.stop({ signal });
+      assertNoPrivilegeRefused(name, service.output());
       return code;
     },
   };
