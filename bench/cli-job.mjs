@@ -21,13 +21,13 @@ import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, openAsBlob, readFileSync, statSync, writeFileSync, createWriteStream } from "node:fs";
 import { tmpdir } from "node:os";
-import { createRequire } from "node:module";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
 import { performance } from "node:perf_hooks";
-import { ensureDotEnv, ROOT } from "../scripts/lib.mjs";
+import { Fleet, httpOk, seedAccount } from "@svc/fleet-harness";
+import { DEFAULT_DATABASE_URL, ensureDotEnv, ROOT } from "../scripts/lib.mjs";
 
 const { values } = parseArgs({
   options: {
@@ -71,9 +71,6 @@ async function rawFlow() {
 }
 
 ensureDotEnv();
-const require = createRequire(import.meta.url);
-const { createStore, createAccount, insertApiKey } = require(path.join(ROOT, "packages/store/dist/index.js"));
-const { generateApiKey, hashApiKey, keyHint, DEFAULT_SCOPES } = require(path.join(ROOT, "packages/domain/dist/index.js"));
 
 const N = Number(values.rows);
 const ROUNDS = Number(values.rounds);
@@ -81,15 +78,14 @@ const base = `http://127.0.0.1:${values.port}`;
 const SVC = path.join(ROOT, "packages/cli/bin/svc.js");
 const SELF = path.join(ROOT, "bench/cli-job.mjs");
 const dir = mkdtempSync(path.join(tmpdir(), "bench-cli-"));
-const children = [];
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-function start(file, env) {
-  const child = spawn(process.execPath, [path.join(ROOT, ...file.split("/"))], { env, stdio: ["ignore", "ignore", "inherit"] });
-  children.push(child);
-  return child;
-}
+// Whatever ends this script stops what it started; a service that dies on its own ends the run.
+const fleet = new Fleet({ failFast: true });
+/** A built program in `env`, its log (warn and above) on our stderr; the gateway is up once it answers /v1/health. */
+const start = (name, env) =>
+  fleet.startService(name, { env, stdout: "ignore", stderr: "inherit", ...(name === "gateway" ? { ready: httpOk(`${base}/v1/health`), readyTimeoutMs: 30_000 } : { ready: null }) });
 
 /** Runs a process to its end; resolves with its stdout and the wall time from spawn to exit. */
 function timed(args, env) {
@@ -104,14 +100,8 @@ function timed(args, env) {
   });
 }
 
-async function keyFor(mode) {
-  const store = createStore({ databaseUrl: process.env.DATABASE_URL, poolSize: 1 });
-  const { id } = await createAccount(store.pool, { name: `bench-cli-${mode}`, balanceMicros: 1_000_000_000_000n });
-  const key = generateApiKey(mode);
-  await insertApiKey(store.pool, { accountId: id, mode, keyHash: hashApiKey(process.env.KEY_HASH_SECRET, key), hint: keyHint(key), scopes: [...DEFAULT_SCOPES], allowIps: [], dailySpendCapMicros: null, expiresAt: null });
-  await store.close();
-  return key;
-}
+const keyFor = async (mode) =>
+  (await seedAccount(process.env.DATABASE_URL || DEFAULT_DATABASE_URL, { keyHashSecret: process.env.KEY_HASH_SECRET, mode, name: `bench-cli-${mode}`, balanceMicros: 1_000_000_000_000n })).keys[0];
 
 // Distinct US numbers 7 apart; each list its own range (never an answer-cache hit, never 20 consecutive).
 let lists = 0;
@@ -186,31 +176,28 @@ const results = { command: `node bench/cli-job.mjs ${process.argv.slice(2).join(
 const starts = [];
 for (let i = 0; i < 5; i += 1) starts.push((await timed([SVC, "--version"], { PATH: process.env.PATH })).ms);
 results.svc_version_process_ms = Math.round(median(starts));
-const baseEnv = { ...process.env, LOG_LEVEL: "warn", PORT: values.port, WEB_CONCURRENCY: "1" };
-try {
-  if (values.mode === "test" || values.mode === "both") {
-    const env = { ...baseEnv, REDIS_PREFIX: `bench-cli-${randomBytes(3).toString("hex")}` };
-    const gateway = start("services/gateway/dist/main.js", env);
-    await sleep(2_500);
-    results.test = await measure("test", env, "spam");
-    gateway.kill("SIGTERM");
-    await sleep(1_500);
-  }
-  if (values.mode === "live" || values.mode === "both") {
-    const simPort = Number(values.port) + 1;
-    const env = { ...baseEnv, REDIS_PREFIX: `bench-cli-${randomBytes(3).toString("hex")}`, VENDOR_PRIMARY_URL: `http://127.0.0.1:${simPort}`, VENDOR_PRIMARY_KEY: "sim-key" };
-    const fleet = [
-      start("packages/vendor-simulator/dist/main.js", { ...process.env, SIM_PORT: String(simPort), SIM_LATENCY_MS: "0" }),
-      start("services/gateway/dist/main.js", env),
-      start("services/billing-ledger/dist/main.js", env),
-      start("services/check-worker/dist/main.js", env),
-    ];
-    await sleep(3_500);
-    results.live = await measure("live", env, "whatsapp");
-    for (const c of fleet) c.kill("SIGTERM");
-    await sleep(1_500);
-  }
-} finally {
-  for (const c of children) if (c.exitCode === null) c.kill("SIGTERM");
+// METRICS_PORT 0: a fleet of `npm run up` on this machine would hold the default operations ports.
+const baseEnv = { ...process.env, LOG_LEVEL: "warn", PORT: values.port, WEB_CONCURRENCY: "1", METRICS_PORT: "0" };
+if (values.mode === "test" || values.mode === "both") {
+  const env = { ...baseEnv, REDIS_PREFIX: `bench-cli-${randomBytes(3).toString("hex")}` };
+  const starting = start("gateway", env);
+  await sleep(2_500); // the pause the figures were always taken after
+  await starting;
+  results.test = await measure("test", env, "spam");
+  await fleet.stop();
+}
+if (values.mode === "live" || values.mode === "both") {
+  const simPort = Number(values.port) + 1;
+  const env = { ...baseEnv, REDIS_PREFIX: `bench-cli-${randomBytes(3).toString("hex")}`, VENDOR_PRIMARY_URL: `http://127.0.0.1:${simPort}`, VENDOR_PRIMARY_KEY: "sim-key" };
+  const starting = [
+    start("vendor-simulator", { ...process.env, SIM_PORT: String(simPort), SIM_LATENCY_MS: "0" }),
+    start("gateway", env),
+    start("billing-ledger", env),
+    start("check-worker", env),
+  ];
+  await sleep(3_500); // as above
+  await Promise.all(starting);
+  results.live = await measure("live", env, "whatsapp");
+  await fleet.stop();
 }
 console.log(JSON.stringify(results, null, 2));

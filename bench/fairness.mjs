@@ -14,16 +14,13 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import http from "node:http";
-import { createRequire } from "node:module";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { performance } from "node:perf_hooks";
-import { ensureDotEnv, ROOT } from "../scripts/lib.mjs";
+import { Fleet, httpOk, seedAccount } from "@svc/fleet-harness";
+import { DEFAULT_DATABASE_URL, ensureDotEnv, ROOT } from "../scripts/lib.mjs";
 
 ensureDotEnv();
-const require = createRequire(import.meta.url);
-const { createStore, createAccount, insertApiKey } = require(path.join(ROOT, "packages/store/dist/index.js"));
-const { generateApiKey, hashApiKey, keyHint, DEFAULT_SCOPES } = require(path.join(ROOT, "packages/domain/dist/index.js"));
 
 const { values } = parseArgs({
   options: {
@@ -46,30 +43,25 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // --- accounts and keys ---------------------------------------------------------
-const store = createStore({ databaseUrl: process.env.DATABASE_URL, poolSize: 2 });
-async function keys(name, n) {
-  const { id } = await createAccount(store.pool, { name, balanceMicros: 0n });
-  const out = [];
-  for (let i = 0; i < n; i += 1) {
-    const key = generateApiKey("test");
-    await insertApiKey(store.pool, { accountId: id, mode: "test", keyHash: hashApiKey(process.env.KEY_HASH_SECRET, key), hint: keyHint(key), scopes: [...DEFAULT_SCOPES], allowIps: [], dailySpendCapMicros: null, expiresAt: null });
-    out.push(key);
-  }
-  return out;
-}
+const databaseUrl = process.env.DATABASE_URL || DEFAULT_DATABASE_URL;
+const keys = async (name, count) => (await seedAccount(databaseUrl, { keyHashSecret: process.env.KEY_HASH_SECRET, mode: "test", count, name, balanceMicros: 0n })).keys;
 // Each key may send 10 a second: enough keys for the lookup rate with room to spare.
 const otherKeys = await keys("bench-fairness-other", Math.ceil(Number(values["lookup-rate"]) / 5));
 const [floodKey] = await keys("bench-fairness-flooder", 1);
-await store.close();
 
 // --- the gateway -----------------------------------------------------------------
+// Stopped whatever ends this script; dying on its own ends the run.
+const fleet = new Fleet({ failFast: true });
 const prefix = `bench-fair-${randomBytes(3).toString("hex")}`;
-const gateway = spawn(process.execPath, [values.gateway], {
+const gateway = await fleet.start({
+  name: "gateway",
+  script: values.gateway,
   cwd: ROOT,
   env: { ...process.env, LOG_LEVEL: "warn", PORT: values.port, WEB_CONCURRENCY: values.processes, REDIS_PREFIX: prefix },
-  stdio: ["ignore", "ignore", "inherit"],
+  stdout: "ignore",
+  stderr: "inherit",
+  ready: httpOk(`http://${base.host}:${base.port}/v1/health`),
 });
-process.on("exit", () => gateway.kill("SIGTERM"));
 
 function send(method, urlPath, key, body) {
   return new Promise((resolve) => {
@@ -85,13 +77,6 @@ function send(method, urlPath, key, body) {
     req.on("error", (err) => resolve({ status: `error:${err.code ?? err.message}`, ms: performance.now() - started }));
     req.end(body);
   });
-}
-
-for (let i = 0; ; i += 1) {
-  const r = await send("GET", "/v1/health");
-  if (r.status === 200) break;
-  if (i > 100) throw new Error("gateway did not start");
-  await sleep(100);
 }
 
 // --- load ------------------------------------------------------------------------
@@ -181,6 +166,6 @@ console.log(
     2,
   ),
 );
-gateway.kill("SIGTERM");
+await gateway.stop();
 agent.destroy();
 process.exit(0);

@@ -27,20 +27,16 @@
 //
 // Needs the local Postgres and Redis. Uses its own database (created and migrated
 // when missing; --database-url) and Redis prefixes, and generates its secrets.
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
+import { Fleet, httpOk, seedAccount } from "@svc/fleet-harness";
 import { cpuSeconds, ensureMigratedDatabase } from "./lib/setup.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const require = createRequire(import.meta.url);
-const pg = require("pg");
 
 const { values } = parseArgs({
   options: {
@@ -79,20 +75,7 @@ const secrets = {
 };
 
 /** An account with `n` test keys (each key is rate limited to 10 a second). */
-async function makeKeys(n) {
-  const { createStore, createAccount, insertApiKey } = require(path.join(values.current, "packages/store/dist/index.js"));
-  const { generateApiKey, hashApiKey, keyHint, DEFAULT_SCOPES } = require(path.join(values.current, "packages/domain/dist/index.js"));
-  const store = createStore({ databaseUrl: DATABASE_URL, poolSize: 2 });
-  const { id: accountId } = await createAccount(store.pool, { name: "bench-instrumentation", balanceMicros: 0n });
-  const keys = [];
-  for (let i = 0; i < n; i += 1) {
-    const key = generateApiKey("test");
-    await insertApiKey(store.pool, { accountId, mode: "test", keyHash: hashApiKey(secrets.KEY_HASH_SECRET, key), hint: keyHint(key), scopes: [...DEFAULT_SCOPES], allowIps: [], dailySpendCapMicros: null, expiresAt: null });
-    keys.push(key);
-  }
-  await store.close();
-  return keys;
-}
+const makeKeys = async (n) => (await seedAccount(DATABASE_URL, { keyHashSecret: secrets.KEY_HASH_SECRET, mode: "test", count: n, name: "bench-instrumentation", balanceMicros: 0n })).keys;
 
 /** A loopback OTLP/HTTP receiver: accepts every POST, reads it, answers 200 with an empty body. */
 async function startOtlpReceiver() {
@@ -120,13 +103,9 @@ const CONFIGS = {
   },
 };
 
-const children = new Set();
-for (const signal of ["SIGINT", "SIGTERM"]) {
-  process.on(signal, () => {
-    for (const c of children) c.kill("SIGTERM");
-    process.exit(130);
-  });
-}
+// Whatever ends this script stops the gateway it runs; a gateway dying on its own ends the run.
+const fleet = new Fleet({ failFast: true });
+for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => process.exit(130));
 
 async function startGateway(config) {
   // A gateway left over on the port would answer for this one (with other secrets: 401s).
@@ -146,28 +125,9 @@ async function startGateway(config) {
     ...secrets,
     ...CONFIGS[config].env(),
   };
-  const child = spawn(process.execPath, [path.join(CONFIGS[config].root(), "services/gateway/dist/main.js")], { env, stdio: ["ignore", "ignore", "pipe"] });
-  children.add(child);
-  let stderr = "";
-  child.stderr.on("data", (d) => (stderr += d));
-  const exited = new Promise((resolve) => child.on("exit", resolve));
-  exited.then(() => children.delete(child));
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${config} gateway exited ${child.exitCode}:\n${stderr}`);
-    const ok = await fetch(`http://127.0.0.1:${PORT}/v1/health`).then((r) => r.status === 200, () => false);
-    if (ok) break;
-    if (Date.now() > deadline) throw new Error(`${config} gateway not up in 20 s:\n${stderr}`);
-    await sleep(200);
-  }
+  const gateway = await fleet.startService("gateway", { root: CONFIGS[config].root(), cwd: process.cwd(), env, stdout: "ignore", stderr: "pipe", ready: httpOk(`http://127.0.0.1:${PORT}/v1/health`) });
   await sleep(1_000); // every cluster worker listening
-  return {
-    cpu: () => cpuSeconds(child.pid),
-    async stop() {
-      child.kill("SIGTERM");
-      await exited;
-    },
-  };
+  return { cpu: () => cpuSeconds(gateway.pid), stop: () => gateway.stop() };
 }
 
 /** GET /metrics every second, as a (very eager) Prometheus would. */

@@ -11,59 +11,33 @@
 // 50,000 numbers on the gateway's intake threads of one process (INTAKE_THREADS; warm),
 // the downloads against streaming 50,000 rows from Postgres the way the download reads
 // them, the live job against 50,000 single-row inserts at the pg insert ceiling.
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import path from "node:path";
 import { parseArgs } from "node:util";
 import { performance } from "node:perf_hooks";
-import { ensureDotEnv, ROOT } from "../scripts/lib.mjs";
+import { Fleet, httpOk, seedAccount } from "@svc/fleet-harness";
+import { DEFAULT_DATABASE_URL, ensureDotEnv } from "../scripts/lib.mjs";
 import { CEILING_OPTIONS, ceilingsFor, printRatios, ratioRow } from "./lib/ceilings.mjs";
 
 ensureDotEnv();
-const require = createRequire(import.meta.url);
-const { createStore, createAccount, insertApiKey } = require(path.join(ROOT, "packages/store/dist/index.js"));
-const { generateApiKey, hashApiKey, keyHint, DEFAULT_SCOPES } = require(path.join(ROOT, "packages/domain/dist/index.js"));
 
 const { values } = parseArgs({ options: { rows: { type: "string", default: "50000" }, port: { type: "string", default: "8290" }, "skip-live": { type: "boolean", default: false }, ...CEILING_OPTIONS } });
 // The ceilings first. The gateway here runs one process (WEB_CONCURRENCY=1), so one request's parse runs on INTAKE_THREADS threads.
 const ceilings = await ceilingsFor(values.ceilings, values["skip-live"] ? ["parse", "read"] : ["parse", "read", "insert"], { parseProcesses: 1, insertDuration: 5 });
 const N = Number(values.rows);
 const base = `http://127.0.0.1:${values.port}`;
-const children = [];
-const baseEnv = { ...process.env, LOG_LEVEL: "warn", PORT: values.port, WEB_CONCURRENCY: "1" };
-
-function start(name, env) {
-  const child = spawn(process.execPath, [path.join(ROOT, ...name.split("/"))], { env, stdio: ["ignore", "ignore", "inherit"] });
-  children.push(child);
-  return child;
-}
+// METRICS_PORT 0: two check-workers (or a fleet of `npm run up`) would want the same operations port.
+const baseEnv = { ...process.env, LOG_LEVEL: "warn", PORT: values.port, WEB_CONCURRENCY: "1", METRICS_PORT: "0" };
+// Whatever ends this script stops what it started; a service that dies on its own ends the run.
+const fleet = new Fleet({ failFast: true });
+/** A built program in `env`, its log (warn and above) on our stderr; the gateway is up once it answers /v1/health. */
+const start = (name, env) =>
+  fleet.startService(name, { env, stdout: "ignore", stderr: "inherit", ...(name === "gateway" ? { ready: httpOk(`${base}/v1/health`), readyTimeoutMs: 30_000 } : { ready: null }) });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-/** After the fixed start-up pause: on a loaded machine the gateway can take longer to listen. */
-async function gatewayUp() {
-  const deadline = Date.now() + 30_000;
-  while (!(await fetch(`${base}/v1/health`).then((r) => r.ok, () => false))) {
-    if (Date.now() > deadline) throw new Error("the gateway did not answer /v1/health within 30 s");
-    await sleep(200);
-  }
-}
-// A crash must not leave the fleet running.
-process.on("uncaughtException", (err) => {
-  for (const c of children) c.kill("SIGTERM");
-  console.error(err);
-  process.exit(1);
-});
 const rssMb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024;
 
-async function keyFor(mode) {
-  const store = createStore({ databaseUrl: process.env.DATABASE_URL, poolSize: 1 });
-  const { id } = await createAccount(store.pool, { name: `bench-${mode}`, balanceMicros: 1_000_000_000_000n });
-  const key = generateApiKey(mode);
-  await insertApiKey(store.pool, { accountId: id, mode, keyHash: hashApiKey(process.env.KEY_HASH_SECRET, key), hint: keyHint(key), scopes: [...DEFAULT_SCOPES], allowIps: [], dailySpendCapMicros: null, expiresAt: null });
-  await store.close();
-  return key;
-}
+const keyFor = async (mode) =>
+  (await seedAccount(process.env.DATABASE_URL || DEFAULT_DATABASE_URL, { keyHashSecret: process.env.KEY_HASH_SECRET, mode, name: `bench-${mode}`, balanceMicros: 1_000_000_000_000n })).keys[0];
 
 // Distinct US numbers, 7 apart (no runs of consecutive numbers).
 const numbers = (n, salt) => Array.from({ length: n }, (_, i) => `+1212${String(2_000_000 + ((i * 7 + salt) % 7_999_999)).padStart(7, "0")}`);
@@ -79,9 +53,9 @@ const results = { command: `node bench/jobs.mjs ${process.argv.slice(2).join(" "
 
 // --- test mode: gateway only -------------------------------------------------
 let prefix = `bench-${randomBytes(3).toString("hex")}`;
-let gateway = start("services/gateway/dist/main.js", { ...baseEnv, REDIS_PREFIX: prefix });
-await sleep(2_000);
-await gatewayUp();
+const starting = start("gateway", { ...baseEnv, REDIS_PREFIX: prefix });
+await sleep(2_000); // the pause the figures were always taken after
+const gateway = await starting;
 const testKey = await keyFor("test");
 const list = numbers(N, 3);
 results.estimate_test_ms = (await call("POST", `${base}/v1/jobs/estimate`, testKey, { numbers: list, checks: ["number.spam"] })).ms;
@@ -96,8 +70,7 @@ for (const format of ["csv", "ndjson"]) {
   clearInterval(sampler);
   results[`download_${format}`] = { status: dl.status, ms: dl.ms, megabytes: Math.round(dl.bytes / 1e5) / 10, gateway_rss_before_mb: Math.round(before), gateway_rss_peak_mb: Math.round(peak), growth_mb: Math.round(peak - before) };
 }
-gateway.kill("SIGTERM");
-await sleep(1_000);
+await fleet.stop();
 
 // --- live mode: simulator at 0 ms, 1 and 2 check-workers ----------------------
 if (!values["skip-live"]) {
@@ -106,13 +79,13 @@ if (!values["skip-live"]) {
     const simPort = Number(values.port) + 1;
     const env = { ...baseEnv, REDIS_PREFIX: prefix, VENDOR_PRIMARY_URL: `http://127.0.0.1:${simPort}`, VENDOR_PRIMARY_KEY: "sim-key" };
     const run = [
-      start("packages/vendor-simulator/dist/main.js", { ...process.env, SIM_PORT: String(simPort), SIM_LATENCY_MS: "0" }),
-      (gateway = start("services/gateway/dist/main.js", env)),
-      start("services/billing-ledger/dist/main.js", env),
-      ...Array.from({ length: workers }, () => start("services/check-worker/dist/main.js", env)),
+      start("vendor-simulator", { ...process.env, SIM_PORT: String(simPort), SIM_LATENCY_MS: "0" }),
+      start("gateway", env),
+      start("billing-ledger", env),
+      ...Array.from({ length: workers }, () => start("check-worker", env)),
     ];
-    await sleep(3_000);
-    await gatewayUp();
+    await sleep(3_000); // as above
+    await Promise.all(run);
     const liveKey = await keyFor("live");
     const liveList = numbers(N, 11 + workers);
     if (workers === 1) results.estimate_live_ms = (await call("POST", `${base}/v1/jobs/estimate`, liveKey, { numbers: liveList, checks: ["whatsapp"] })).ms;
@@ -123,8 +96,7 @@ if (!values["skip-live"]) {
       status = (await call("GET", `${base}/v1/jobs/${job.body.id}?wait=30`, liveKey)).body?.status;
     }
     results[`live_job_${workers}_workers`] = { create_ms: job.ms, status, end_to_end_s: Math.round((performance.now() - t0) / 100) / 10 };
-    for (const c of run) c.kill("SIGTERM");
-    await sleep(2_000);
+    await fleet.stop();
   }
   const one = results.live_job_1_workers.end_to_end_s;
   const two = results.live_job_2_workers.end_to_end_s;
@@ -160,4 +132,4 @@ if (ceilings) {
   printRatios(results.ratios);
 }
 console.log(JSON.stringify(results, null, 2));
-for (const c of children) c.kill("SIGTERM");
+await fleet.stop();

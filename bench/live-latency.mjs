@@ -23,24 +23,19 @@
 //   plain    tracing off: `--sequential` lookups one at a time (round trip p50/p99),
 //            then `--rate` lookups/s for `--rate-duration` s (p99; autocannon, paced),
 //            then 10-number lookups flat out for `--wide-duration` s (checks/s; 32 connections).
-import { spawn } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { createServer, request } from "node:http";
-import { createRequire } from "node:module";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { gunzipSync } from "node:zlib";
 import autocannon from "autocannon";
-import { existsSync } from "node:fs";
-import { spawnSync } from "node:child_process";
+import { Fleet, seedAccount } from "@svc/fleet-harness";
 import { ensureDotEnv, ROOT, serviceConnections, serviceCredentialSettings } from "../scripts/lib.mjs";
 import { cpuSeconds, ensureMigratedDatabase } from "./lib/setup.mjs";
 
 ensureDotEnv();
-const require = createRequire(import.meta.url);
-const { createStore, createAccount, insertApiKey } = require(path.join(ROOT, "packages/store/dist/index.js"));
-const { generateApiKey, hashApiKey, keyHint, DEFAULT_SCOPES } = require(path.join(ROOT, "packages/domain/dist/index.js"));
 
 const { values } = parseArgs({
   options: {
@@ -243,16 +238,8 @@ const pct = (xs, p) => {
 
 
 // ---- fleet ----
-const live = [];
-const killAll = () => {
-  for (const c of live) if (c.exitCode === null) c.kill("SIGKILL");
-};
-process.on("exit", killAll);
-process.on("uncaughtException", (err) => {
-  console.error(err);
-  killAll();
-  process.exit(1);
-});
+// Whatever ends this script kills what it started; a service dying on its own ends the run.
+const fleet = new Fleet({ onExit: "SIGKILL", failFast: true });
 /**
  * For a build with per-service roles and Redis users: makes them (its own scripts, on the
  * bench database and this fleet's prefix) and returns each service's connection settings.
@@ -271,12 +258,7 @@ function leastPrivilege(root, env) {
 async function startFleet({ root, asOwner }, traced, receiverPort) {
   const prefix = `bench-lat-${randomBytes(3).toString("hex")}`;
   const simPort = port + 1;
-  const children = [];
-  const sim = spawn(process.execPath, [path.join(root, "packages/vendor-simulator/dist/main.js")], {
-    env: { ...process.env, SIM_PORT: String(simPort), SIM_LATENCY_MS: "0" },
-    stdio: ["ignore", "ignore", "inherit"],
-  });
-  children.push(sim);
+  const sim = await fleet.startService("vendor-simulator", { root, env: { ...process.env, SIM_PORT: String(simPort), SIM_LATENCY_MS: "0" }, stdout: "ignore", stderr: "inherit", ready: null });
   const env = {
     ...process.env,
     REDIS_PREFIX: prefix,
@@ -300,13 +282,12 @@ async function startFleet({ root, asOwner }, traced, receiverPort) {
   }
   const profile = process.env.BENCH_PROFILE;
   const own = asOwner ? null : leastPrivilege(root, env);
+  const members = { simulator: sim };
   for (const name of ["gateway", "check-worker", "billing-ledger"]) {
     const flags = (profile ?? "").split(",").includes(name) && !traced ? ["--cpu-prof", `--cpu-prof-dir=/tmp/lat14-profiles/${path.basename(root)}`] : [];
-    const child = spawn(process.execPath, [...flags, path.join(root, "services", name, "dist", "main.js")], { cwd: root, env: { ...env, ...own?.[name], OTEL_SERVICE_NAME: name }, stdio: ["ignore", "pipe", "inherit"] });
-    child.stdout.on("data", (d) => process.stderr.write(d));
-    children.push(child);
+    // Service logs (warn and above) on our stderr.
+    members[name] = await fleet.startService(name, { root, nodeFlags: flags, env: { ...env, ...own?.[name], OTEL_SERVICE_NAME: name }, keep: 0, onLine: (line) => process.stderr.write(`${line}\n`), stderr: "inherit", ready: null });
   }
-  live.push(...children);
   // Up when a lookup is answered 200 (the gateway listens, the worker has advertised its routes).
   for (let i = 0; ; i += 1) {
     try {
@@ -319,32 +300,12 @@ async function startFleet({ root, asOwner }, traced, receiverPort) {
   }
   return {
     /** CPU ms used so far by each service (the simulator too), children included. */
-    cpu: () => Object.fromEntries(children.map((c, i) => [["simulator", "gateway", "check-worker", "billing-ledger"][i], cpuSeconds(c.pid) * 1000])),
-    async stop() {
-      await Promise.all(
-        children.map(
-          (c) =>
-            new Promise((r) => {
-              if (c.exitCode !== null) return r();
-              c.once("exit", r);
-              c.kill("SIGTERM");
-              setTimeout(() => c.kill("SIGKILL"), 8_000).unref();
-            }),
-        ),
-      );
-    },
+    cpu: () => Object.fromEntries(Object.entries(members).map(([name, p]) => [name, cpuSeconds(p.pid) * 1000])),
+    stop: () => fleet.stop({ graceMs: 8_000 }),
   };
 }
 
-const store = createStore({ databaseUrl: process.env.DATABASE_URL, poolSize: 2 });
-const { id: accountId } = await createAccount(store.pool, { name: "bench-live-latency", balanceMicros: 1_000_000_000_000n });
-const keys = [];
-for (let i = 0; i < 200; i += 1) {
-  const key = generateApiKey("live");
-  await insertApiKey(store.pool, { accountId, mode: "live", keyHash: hashApiKey(process.env.KEY_HASH_SECRET, key), hint: keyHint(key), scopes: [...DEFAULT_SCOPES], allowIps: [], dailySpendCapMicros: null, expiresAt: null });
-  keys.push(key);
-}
-await store.close();
+const { keys } = await seedAccount(process.env.DATABASE_URL, { keyHashSecret: process.env.KEY_HASH_SECRET, mode: "live", count: 200, name: "bench-live-latency", balanceMicros: 1_000_000_000_000n });
 
 let keyNo = 0;
 const randomNumber = () => `+1212${String(2_000_000 + Math.floor(Math.random() * 7_999_999)).padStart(7, "0")}`;

@@ -15,19 +15,14 @@
 // latency against the unloaded round trips of a bare node:http server and of Redis
 // (PING), checks/s against single-row inserts/s through pg. The issue-14 latency
 // targets (p50 < 8 ms, p99 < 25 ms) apply to one number, one connection, 0 ms source.
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { createRequire } from "node:module";
-import path from "node:path";
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
-import { ensureDotEnv, ROOT } from "../scripts/lib.mjs";
+import { Fleet, seedAccount } from "@svc/fleet-harness";
+import { DEFAULT_DATABASE_URL, ensureDotEnv } from "../scripts/lib.mjs";
 import { CEILING_OPTIONS, ceilingsFor, printRatios, ratioRow } from "./lib/ceilings.mjs";
 
 ensureDotEnv();
-const require = createRequire(import.meta.url);
-const { createStore, createAccount, insertApiKey } = require(path.join(ROOT, "packages/store/dist/index.js"));
-const { generateApiKey, hashApiKey, keyHint, DEFAULT_SCOPES } = require(path.join(ROOT, "packages/domain/dist/index.js"));
 
 const { values } = parseArgs({
   options: {
@@ -46,44 +41,23 @@ const { values } = parseArgs({
 const ceilings = await ceilingsFor(values.ceilings, ["http", "insert", "redis"], { httpProcesses: 1, httpDuration: 5, insertDuration: 5 });
 
 const prefix = `bench-${randomBytes(3).toString("hex")}`;
+// Whatever ends this script stops what it started (they would hold its pipes open); a service dying on its own ends the run.
+const fleet = new Fleet({ failFast: true });
 // The simulator runs in its own process, so the load generator's CPU does not delay its answers.
 const simPort = Number(values.port) + 1;
-const simChild = spawn(process.execPath, [path.join(ROOT, "packages/vendor-simulator/dist/main.js")], {
-  env: { ...process.env, SIM_PORT: String(simPort), SIM_LATENCY_MS: values.latency },
-  stdio: ["ignore", "ignore", "inherit"],
-});
-const sim = { url: `http://127.0.0.1:${simPort}`, close: async () => simChild.kill("SIGTERM") };
-const env = { ...process.env, REDIS_PREFIX: prefix, LOG_LEVEL: "warn", PORT: values.port, WEB_CONCURRENCY: "1", VENDOR_PRIMARY_URL: sim.url, VENDOR_PRIMARY_KEY: "sim-key", VENDOR_RETRIES: "0", CONCURRENCY: values["worker-concurrency"] };
-const children = [];
-// A crash must not leave the simulator or the fleet running (they would hold this script's pipes open).
-process.on("uncaughtException", (err) => {
-  simChild.kill("SIGTERM");
-  for (const c of children) c.kill("SIGTERM");
-  console.error(err);
-  process.exit(1);
-});
+await fleet.startService("vendor-simulator", { env: { ...process.env, SIM_PORT: String(simPort), SIM_LATENCY_MS: values.latency }, stdout: "ignore", stderr: "inherit", ready: null });
+// METRICS_PORT 0: with --workers 2 the check-workers would want the same operations port.
+const env = { ...process.env, REDIS_PREFIX: prefix, LOG_LEVEL: "warn", PORT: values.port, WEB_CONCURRENCY: "1", METRICS_PORT: "0", VENDOR_PRIMARY_URL: `http://127.0.0.1:${simPort}`, VENDOR_PRIMARY_KEY: "sim-key", VENDOR_RETRIES: "0", CONCURRENCY: values["worker-concurrency"] };
 // BENCH_PROFILE=<service> writes a CPU profile of that service to /tmp/svc-profiles.
-function start(name) {
-  const flags = process.env.BENCH_PROFILE === name ? ["--cpu-prof", "--cpu-prof-dir=/tmp/svc-profiles"] : [];
-  const child = spawn(process.execPath, [...flags, path.join(ROOT, "services", name, "dist", "main.js")], { env, stdio: ["ignore", "pipe", "inherit"] });
-  // Service logs (warn and above) go to stderr, so failures under load are visible.
-  child.stdout.on("data", (d) => process.stderr.write(d));
-  children.push(child);
-}
-start("gateway");
-for (let i = 0; i < Number(values.workers); i += 1) start("check-worker");
-start("billing-ledger");
+// Service logs (warn and above) go to stderr, so failures under load are visible.
+const start = (name) =>
+  fleet.startService(name, { env, nodeFlags: process.env.BENCH_PROFILE === name ? ["--cpu-prof", "--cpu-prof-dir=/tmp/svc-profiles"] : [], keep: 0, onLine: (line) => process.stderr.write(`${line}\n`), stderr: "inherit", ready: null });
+await start("gateway");
+for (let i = 0; i < Number(values.workers); i += 1) await start("check-worker");
+await start("billing-ledger");
 await new Promise((r) => setTimeout(r, 3_000)); // services up, routes advertised
 
-const store = createStore({ databaseUrl: process.env.DATABASE_URL, poolSize: 2 });
-const { id: accountId } = await createAccount(store.pool, { name: "bench-live", balanceMicros: 1_000_000_000_000n });
-const keys = [];
-for (let i = 0; i < 100; i += 1) {
-  const key = generateApiKey("live");
-  await insertApiKey(store.pool, { accountId, mode: "live", keyHash: hashApiKey(process.env.KEY_HASH_SECRET, key), hint: keyHint(key), scopes: [...DEFAULT_SCOPES], allowIps: [], dailySpendCapMicros: null, expiresAt: null });
-  keys.push(key);
-}
-await store.close();
+const { keys } = await seedAccount(process.env.DATABASE_URL || DEFAULT_DATABASE_URL, { keyHashSecret: process.env.KEY_HASH_SECRET, mode: "live", count: 100, name: "bench-live", balanceMicros: 1_000_000_000_000n });
 
 const perRequest = Number(values.numbers);
 const randomNumber = () => `+1212${String(2_000_000 + Math.floor(Math.random() * 7_999_999)).padStart(7, "0")}`;
@@ -153,5 +127,4 @@ if (ceilings) {
   printRatios(figures.ratios);
 }
 console.log(JSON.stringify(figures, null, 2));
-for (const c of children) c.kill("SIGTERM");
-await sim.close();
+await fleet.stop();

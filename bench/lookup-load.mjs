@@ -13,16 +13,12 @@
 // cluster's req/s with the fleet's process count (--processes, default WEB_CONCURRENCY
 // or one per core as `npm run up`), measured for the same --duration.
 import { parseArgs } from "node:util";
-import { createRequire } from "node:module";
-import path from "node:path";
 import autocannon from "autocannon";
-import { ensureDotEnv, ROOT } from "../scripts/lib.mjs";
+import { seedAccount } from "@svc/fleet-harness";
+import { DEFAULT_DATABASE_URL, ensureDotEnv } from "../scripts/lib.mjs";
 import { CEILING_OPTIONS, ceilingsFor, printRatios, ratioRow } from "./lib/ceilings.mjs";
 
 ensureDotEnv();
-const require = createRequire(import.meta.url);
-const { createStore, createAccount, insertApiKey } = require(path.join(ROOT, "packages/store/dist/index.js"));
-const { generateApiKey, hashApiKey, keyHint, DEFAULT_SCOPES } = require(path.join(ROOT, "packages/domain/dist/index.js"));
 
 const { values } = parseArgs({
   options: {
@@ -39,15 +35,7 @@ const { values } = parseArgs({
 // The ceilings first, while the fleet is idle (the same machine minutes, not another session's).
 const ceilings = await ceilingsFor(values.ceilings, ["http", "insert"], { processes: values.processes ? Number(values.processes) : undefined, httpDuration: Number(values.duration) });
 
-const store = createStore({ databaseUrl: process.env.DATABASE_URL, poolSize: 2 });
-const { id: accountId } = await createAccount(store.pool, { name: "bench", balanceMicros: 0n });
-const keys = [];
-for (let i = 0; i < Number(values.keys); i += 1) {
-  const key = generateApiKey("test");
-  await insertApiKey(store.pool, { accountId, mode: "test", keyHash: hashApiKey(process.env.KEY_HASH_SECRET, key), hint: keyHint(key), scopes: [...DEFAULT_SCOPES], allowIps: [], dailySpendCapMicros: null, expiresAt: null });
-  keys.push(key);
-}
-await store.close();
+const { keys } = await seedAccount(process.env.DATABASE_URL || DEFAULT_DATABASE_URL, { keyHashSecret: process.env.KEY_HASH_SECRET, mode: "test", count: Number(values.keys), name: "bench", balanceMicros: 0n });
 
 let n = 0;
 const body = JSON.stringify({ numbers: ["+12125550123"], checks: ["number.spam"] });

@@ -24,14 +24,13 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { performance } from "node:perf_hooks";
+import { Fleet, seedAccount } from "@svc/fleet-harness";
 import { ensureDotEnv, ROOT } from "../scripts/lib.mjs";
 
 ensureDotEnv();
 const require = createRequire(import.meta.url);
 const pg = require("pg");
 const { Redis } = require("ioredis");
-const { createStore, createAccount, insertApiKey } = require(path.join(ROOT, "packages/store/dist/index.js"));
-const { generateApiKey, hashApiKey, keyHint, DEFAULT_SCOPES } = require(path.join(ROOT, "packages/domain/dist/index.js"));
 
 const { values } = parseArgs({
   options: {
@@ -64,33 +63,24 @@ const privateRedisPort = port + 2;
 const redisUrl = values.fault === "restart" ? `redis://127.0.0.1:${privateRedisPort}` : (process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
 function startPrivateRedis() {
   const child = spawn("redis-server", ["--port", String(privateRedisPort), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" });
-  children.add(child);
-  child.on("exit", () => children.delete(child));
+  process.on("exit", () => child.kill("SIGKILL"));
   return child;
 }
 
-const children = new Set();
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const env = { ...process.env, LOG_LEVEL: "warn", PORT: String(port), WEB_CONCURRENCY: "1", DATABASE_URL: dbUrl, REDIS_URL: redisUrl, REDIS_PREFIX: prefix, VENDOR_PRIMARY_URL: `http://127.0.0.1:${port + 1}`, VENDOR_PRIMARY_KEY: "sim-key", ...extra };
 
-/** Starts a built entry point; resolves when its log shows `ready`. */
-function start(entry, childEnv, ready) {
-  const child = spawn(process.execPath, [path.join(ROOT, ...entry.split("/"))], { env: { ...childEnv, LOG_LEVEL: "info" }, stdio: ["ignore", "pipe", "inherit"] });
-  children.add(child);
-  child.on("exit", () => children.delete(child));
-  let out = "";
-  if (values.logs) child.stdout.pipe(createWriteStream(path.join(values.logs, `${path.basename(path.dirname(path.dirname(entry)))}-${child.pid}.log`)));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${entry} did not start`)), 30_000);
-    child.stdout.on("data", (d) => {
-      out += d.toString();
-      if (out.length > 100_000) out = out.slice(-10_000);
-      if (ready.test(out)) {
-        clearTimeout(timer);
-        resolve(child);
-      }
-    });
-    child.on("exit", (code) => reject(new Error(`${entry} exited (${code}) during start-up`)));
+const fleet = new Fleet();
+/** Starts a built service (or the simulator) at LOG_LEVEL info; resolves when its log says it is ready. With --logs, its log goes to <name>-<pid>.log there. */
+function start(name, childEnv) {
+  let log = null;
+  return fleet.startService(name, {
+    env: { ...childEnv, LOG_LEVEL: "info" },
+    stderr: "inherit",
+    keep: 10_000,
+    readyTimeoutMs: 30_000,
+    onSpawn: (p) => (log = values.logs ? createWriteStream(path.join(values.logs, `${name}-${p.pid}.log`)) : null),
+    onLine: (line) => log?.write(`${line}\n`),
   });
 }
 
@@ -129,16 +119,14 @@ try {
   if (migrate.status !== 0) throw new Error(`migration failed:\n${migrate.stdout}\n${migrate.stderr}`);
   db = new pg.Pool({ connectionString: dbUrl, max: 2 });
 
-  await start("packages/vendor-simulator/dist/main.js", { ...process.env, SIM_PORT: String(port + 1), SIM_LATENCY_MS: values.latency }, /listening/);
-  await start("services/gateway/dist/main.js", env, /gateway listening/);
-  await start("services/billing-ledger/dist/main.js", env, /"consuming"/);
-  let worker = await start("services/check-worker/dist/main.js", env, /"consuming"/);
+  await start("vendor-simulator", { ...process.env, SIM_PORT: String(port + 1), SIM_LATENCY_MS: values.latency });
+  await start("gateway", env);
+  await start("billing-ledger", env);
+  let worker = await start("check-worker", env);
 
-  const store = createStore({ databaseUrl: dbUrl, poolSize: 1 });
-  const { id: accountId } = await createAccount(store.pool, { name: "bench-recovery", balanceMicros: 1_000_000_000_000n });
-  const key = generateApiKey("live");
-  await insertApiKey(store.pool, { accountId, mode: "live", keyHash: hashApiKey(env.KEY_HASH_SECRET, key), hint: keyHint(key), scopes: [...DEFAULT_SCOPES], allowIps: [], dailySpendCapMicros: null, expiresAt: null });
-  await store.close();
+  const {
+    keys: [key],
+  } = await seedAccount(dbUrl, { keyHashSecret: env.KEY_HASH_SECRET, mode: "live", name: "bench-recovery", balanceMicros: 1_000_000_000_000n });
   // The gateway serves live checks only once a worker has advertised their routes.
   // routesKey (packages/sources/src/breaker.ts): hash-tagged with the routes and breakers' slot.
   while (!(await redis.get(`{${prefix}:sources}:routes:whatsapp`))) await sleep(100);
@@ -164,7 +152,7 @@ try {
   if (values.fault === "redis" || values.fault === "both") await deleteKeysUnder(redis, prefix);
   if (values.fault === "kill" || values.fault === "both") {
     worker.kill("SIGKILL");
-    worker = await start("services/check-worker/dist/main.js", env, /"consuming"/);
+    worker = await start("check-worker", env);
   }
   if (values.fault === "restart") {
     // Redis keeps nothing on disk here: a restart is Redis losing its data (and every connection).
@@ -209,11 +197,11 @@ try {
     ),
   );
 } finally {
-  for (const c of children) c.kill("SIGTERM");
-  await sleep(1_500);
-  for (const c of children) c.kill("SIGKILL");
+  await fleet.stop({ graceMs: 1_500 });
   await db?.end();
-  await deleteKeysUnder(redis, prefix).catch(() => undefined);
+  // A Redis of our own takes the keys with it (cleaning it after it is gone waited on reconnects for over a minute).
+  if (privateRedis) privateRedis.kill("SIGKILL");
+  else await deleteKeysUnder(redis, prefix).catch(() => undefined);
   redis.disconnect();
   await admin(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
 }

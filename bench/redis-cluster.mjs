@@ -9,21 +9,16 @@
 //   node bench/redis-cluster.mjs [--rounds 2] [--rows 50000] [--duration 15] [--keys 1000] [--connections 32]
 //
 // Run it under `flock /tmp/bench.lock` on a shared machine.
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { createRequire } from "node:module";
-import path from "node:path";
 import { parseArgs } from "node:util";
 import { performance } from "node:perf_hooks";
 import autocannon from "autocannon";
+import { Fleet, httpOk, seedAccount } from "@svc/fleet-harness";
 import { ensureDotEnv, ROOT } from "../scripts/lib.mjs";
 import { ensureMigratedDatabase } from "./lib/setup.mjs";
 import { start as startCluster, stop as stopCluster } from "../scripts/redis-cluster.mjs";
 
 ensureDotEnv();
-const require = createRequire(import.meta.url);
-const { createStore, createAccount, insertApiKey } = require(path.join(ROOT, "packages/store/dist/index.js"));
-const { generateApiKey, hashApiKey, keyHint, DEFAULT_SCOPES } = require(path.join(ROOT, "packages/domain/dist/index.js"));
 
 const { values } = parseArgs({
   options: {
@@ -40,44 +35,17 @@ const N = Number(values.rows);
 const base = `http://127.0.0.1:${values.port}`;
 const single = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const clusterDir = `/tmp/svc-bench-cluster-${randomBytes(3).toString("hex")}`;
-const children = [];
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-function startProcess(file, env) {
-  const child = spawn(process.execPath, [path.join(ROOT, ...file.split("/"))], { env, stdio: ["ignore", "ignore", "inherit"] });
-  children.push(child);
-  return child;
-}
-function stopAll() {
-  for (const c of children.splice(0)) c.kill("SIGTERM");
-}
-process.on("uncaughtException", (err) => {
-  stopAll();
-  stopCluster({ dir: clusterDir });
-  console.error(err);
-  process.exit(1);
-});
+// Whatever ends this script stops the fleet (and the cluster, below); a service dying on its own ends the run.
+const fleet = new Fleet({ failFast: true });
+process.on("exit", () => stopCluster({ dir: clusterDir }));
+/** A built program in `env`, its log (warn and above) on our stderr; the gateway is up once it answers /v1/health. */
+const start = (name, env) =>
+  fleet.startService(name, { env, stdout: "ignore", stderr: "inherit", ...(name === "gateway" ? { ready: httpOk(`${base}/v1/health`), readyTimeoutMs: 30_000 } : { ready: null }) });
 
-async function gatewayUp() {
-  const deadline = Date.now() + 30_000;
-  while (!(await fetch(`${base}/v1/health`).then((r) => r.ok, () => false))) {
-    if (Date.now() > deadline) throw new Error("the gateway did not answer /v1/health within 30 s");
-    await sleep(200);
-  }
-}
-
-async function keysFor(mode, n) {
-  const store = createStore({ databaseUrl: process.env.DATABASE_URL, poolSize: 1 });
-  const { id } = await createAccount(store.pool, { name: `bench-cluster-${mode}`, balanceMicros: 1_000_000_000_000n });
-  const keys = [];
-  for (let i = 0; i < n; i += 1) {
-    const key = generateApiKey(mode);
-    await insertApiKey(store.pool, { accountId: id, mode, keyHash: hashApiKey(process.env.KEY_HASH_SECRET, key), hint: keyHint(key), scopes: [...DEFAULT_SCOPES], allowIps: [], dailySpendCapMicros: null, expiresAt: null });
-    keys.push(key);
-  }
-  await store.close();
-  return keys;
-}
+const keysFor = async (mode, count) =>
+  (await seedAccount(process.env.DATABASE_URL, { keyHashSecret: process.env.KEY_HASH_SECRET, mode, count, name: `bench-cluster-${mode}`, balanceMicros: 1_000_000_000_000n })).keys;
 
 const numbers = (n, salt) => Array.from({ length: n }, (_, i) => `+1212${String(2_000_000 + ((i * 7 + salt) % 7_999_999)).padStart(7, "0")}`);
 
@@ -91,12 +59,9 @@ async function call(method, url, key, body) {
 async function round(mode, redisUrl, salt) {
   const simPort = Number(values.port) + 1;
   const env = { ...process.env, LOG_LEVEL: "warn", PORT: values.port, WEB_CONCURRENCY: "1", METRICS_PORT: "0", REDIS_URL: redisUrl, REDIS_PREFIX: `bench-rc-${randomBytes(3).toString("hex")}`, VENDOR_PRIMARY_URL: `http://127.0.0.1:${simPort}`, VENDOR_PRIMARY_KEY: "sim-key" };
-  startProcess("packages/vendor-simulator/dist/main.js", { ...process.env, SIM_PORT: String(simPort), SIM_LATENCY_MS: "0" });
-  startProcess("services/gateway/dist/main.js", env);
-  startProcess("services/billing-ledger/dist/main.js", env);
-  startProcess("services/check-worker/dist/main.js", env);
-  await sleep(3_000);
-  await gatewayUp();
+  const starting = [start("vendor-simulator", { ...process.env, SIM_PORT: String(simPort), SIM_LATENCY_MS: "0" }), start("gateway", env), start("billing-ledger", env), start("check-worker", env)];
+  await sleep(3_000); // the pause the figures were always taken after
+  await Promise.all(starting);
 
   const testKeys = await keysFor("test", Number(values.keys));
   let n = 0;
@@ -119,8 +84,7 @@ async function round(mode, redisUrl, salt) {
     status = (await call("GET", `${base}/v1/jobs/${job.body.id}?wait=30`, liveKey)).body?.status;
   }
   const liveSeconds = Math.round((performance.now() - t0) / 100) / 10;
-  stopAll();
-  await sleep(2_000);
+  await fleet.stop();
   return {
     mode,
     test_lookups_per_s: Math.round(lookups.requests.average),
@@ -147,7 +111,7 @@ try {
     }
   }
 } finally {
-  stopAll();
+  await fleet.stop();
   stopCluster({ dir: clusterDir });
 }
 const median = (xs) => {

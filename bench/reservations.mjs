@@ -18,13 +18,14 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { Redis } from "ioredis";
+import { seedAccount } from "@svc/fleet-harness";
 import { ensureDotEnv, ROOT } from "../scripts/lib.mjs";
 import { CEILING_OPTIONS, ceilingsFor, printRatios, ratioRow } from "./lib/ceilings.mjs";
 
 ensureDotEnv();
 const require = createRequire(import.meta.url);
 const store = require(path.join(ROOT, "packages/store/dist/index.js"));
-const { generateApiKey, hashApiKey, keyHint, newId, DEFAULT_SCOPES } = require(path.join(ROOT, "packages/domain/dist/index.js"));
+const { newId } = require(path.join(ROOT, "packages/domain/dist/index.js"));
 
 const { values } = parseArgs({
   options: {
@@ -47,10 +48,8 @@ const { GCRA } = require(path.join(ROOT, "services/gateway/dist/http/rate-limit.
 
 const accounts = [];
 for (let i = 0; i < Number(values.accounts); i += 1) {
-  const { id } = await store.createAccount(s.pool, { name: "bench", balanceMicros: 1_000_000_000_000n });
-  const key = generateApiKey("live");
-  const created = await store.insertApiKey(s.pool, { accountId: id, mode: "live", keyHash: hashApiKey("bench-secret", key), hint: keyHint(key), scopes: [...DEFAULT_SCOPES], allowIps: [], dailySpendCapMicros: null, expiresAt: null });
-  accounts.push({ id, keyId: created.id });
+  const { accountId, keyIds } = await seedAccount(s.pool, { keyHashSecret: "bench-secret", mode: "live", name: "bench", balanceMicros: 1_000_000_000_000n });
+  accounts.push({ id: accountId, keyId: keyIds[0] });
 }
 
 const turns = new store.KeyedSemaphore(Number(values.turns));

@@ -25,12 +25,13 @@
 // Uses its own database (svc_bench_run_all: created and migrated when missing;
 // --database-url), fresh Redis prefixes, and the checkout's .env.local secrets. The
 // report goes to stdout and to OUT/report.md; every script's JSON to OUT/<name>.json.
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { Fleet, httpOk } from "@svc/fleet-harness";
 import { ensureDotEnv } from "../scripts/lib.mjs";
 import { gatewaySettings, headline, markdownTable, ROOT } from "./lib/ceilings.mjs";
 import { ensureMigratedDatabase } from "./lib/setup.mjs";
@@ -59,56 +60,37 @@ ensureDotEnv();
 const env = { ...process.env, DATABASE_URL: values["database-url"], WEB_CONCURRENCY: String(processes), METRICS_PORT: "0" };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const say = (s) => process.stderr.write(`\n[run-all] ${s}\n`);
-const children = new Set();
-for (const signal of ["SIGINT", "SIGTERM"]) {
-  process.on(signal, () => {
-    for (const c of children) c.kill("SIGTERM");
-    process.exit(130);
-  });
-}
-
+// Whatever ends this script stops what it started (the bench scripts stop theirs in turn).
+const fleet = new Fleet();
+for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => process.exit(130));
 
 /** Runs a bench script; its stdout is one JSON object, its stderr passes through. */
-function runScript(name, args) {
+async function runScript(name, args) {
   const command = `node bench/${name}.mjs ${args.join(" ")}`.trim();
   say(command);
   const load = os.loadavg()[0];
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(ROOT, "bench", `${name}.mjs`), ...args], { env, cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
-    children.add(child);
-    let out = "";
-    child.stdout.on("data", (d) => (out += d));
-    child.on("exit", (code) => {
-      children.delete(child);
-      let json = null;
-      try {
-        json = JSON.parse(out.slice(out.search(/^\{/m)));
-      } catch {
-        json = null;
-      }
-      resolve({ command, code, json, raw: out, load });
-    });
-  });
+  const run = await fleet.start({ name, script: path.join(ROOT, "bench", `${name}.mjs`), args, env, cwd: ROOT, stderr: "inherit" });
+  const { code } = await run.closed;
+  const out = run.output();
+  let json = null;
+  try {
+    json = JSON.parse(out.slice(out.search(/^\{/m)));
+  } catch {
+    json = null;
+  }
+  return { command, code, json, raw: out, load };
 }
 
 async function startGateway(port) {
-  const child = spawn(process.execPath, [path.join(ROOT, "services/gateway/dist/main.js")], {
+  const gateway = await fleet.startService("gateway", {
     env: { ...env, LOG_LEVEL: "warn", PORT: String(port), REDIS_PREFIX: `bench-all-${randomBytes(3).toString("hex")}`, METRICS_PORT: "0", DRAIN_DELAY_MS: "0" },
-    stdio: ["ignore", "ignore", "inherit"],
+    cwd: process.cwd(),
+    stdout: "ignore",
+    stderr: "inherit",
+    ready: httpOk(`http://127.0.0.1:${port}/v1/health`),
   });
-  children.add(child);
-  const deadline = Date.now() + 20_000;
-  while (!(await fetch(`http://127.0.0.1:${port}/v1/health`).then((r) => r.ok, () => false))) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error("gateway did not start");
-    await sleep(200);
-  }
   await sleep(1_000); // every cluster worker listening
-  return async () => {
-    const exited = new Promise((r) => child.on("exit", r));
-    child.kill("SIGTERM");
-    await exited;
-    children.delete(child);
-  };
+  return () => gateway.stop();
 }
 
 const t0 = Date.now();

@@ -9,15 +9,12 @@
 //
 //   node bench/sdk-overhead.mjs [--url http://localhost:8080] [--calls 3000] [--keys 200] [--warmup 300]
 import { parseArgs } from "node:util";
-import { createRequire } from "node:module";
 import { randomUUID } from "node:crypto";
 import path from "node:path";
-import { ensureDotEnv, ROOT } from "../scripts/lib.mjs";
+import { seedAccount } from "@svc/fleet-harness";
+import { DEFAULT_DATABASE_URL, ensureDotEnv, ROOT } from "../scripts/lib.mjs";
 
 ensureDotEnv();
-const require = createRequire(import.meta.url);
-const { createStore, createAccount, insertApiKey } = require(path.join(ROOT, "packages/store/dist/index.js"));
-const { generateApiKey, hashApiKey, keyHint, DEFAULT_SCOPES } = require(path.join(ROOT, "packages/domain/dist/index.js"));
 const { Client } = await import(path.join(ROOT, "packages/sdk/dist/index.mjs"));
 
 const { values } = parseArgs({
@@ -30,15 +27,7 @@ const { values } = parseArgs({
 });
 const url = values.url.replace(/\/+$/, "");
 
-const store = createStore({ databaseUrl: process.env.DATABASE_URL, poolSize: 2 });
-const { id: accountId } = await createAccount(store.pool, { name: "bench sdk-overhead", balanceMicros: 0n });
-const keys = [];
-for (let i = 0; i < Number(values.keys); i += 1) {
-  const key = generateApiKey("test");
-  await insertApiKey(store.pool, { accountId, mode: "test", keyHash: hashApiKey(process.env.KEY_HASH_SECRET, key), hint: keyHint(key), scopes: [...DEFAULT_SCOPES], allowIps: [], dailySpendCapMicros: null, expiresAt: null });
-  keys.push(key);
-}
-await store.close();
+const { keys } = await seedAccount(process.env.DATABASE_URL || DEFAULT_DATABASE_URL, { keyHashSecret: process.env.KEY_HASH_SECRET, mode: "test", count: Number(values.keys), name: "bench sdk-overhead", balanceMicros: 0n });
 
 const body = { numbers: ["+12125550123"], checks: ["number.spam"] };
 const clients = keys.map((apiKey) => new Client({ apiKey, baseUrl: url, maxRetries: 0 }));

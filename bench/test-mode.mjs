@@ -31,20 +31,16 @@
 //                                  that build's own migrations: for a change to the schema)
 //
 // Needs the local Postgres and Redis; uses its own database (created and migrated when missing).
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { Fleet, GATEWAY_NODE_FLAGS, httpOk, seedAccount } from "@svc/fleet-harness";
 import { jobNumbers, measureExpressInsert, measureInsert, measureParse } from "./lib/ceilings.mjs";
 import { cpuSeconds, ensureMigratedDatabase } from "./lib/setup.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const require = createRequire(import.meta.url);
-const pg = require("pg");
 
 const { values } = parseArgs({
   options: {
@@ -97,28 +93,15 @@ const secrets = {
 };
 
 async function makeKeys(n, name) {
-  const { createStore, createAccount, insertApiKey } = require(path.join(values.current, "packages/store/dist/index.js"));
-  const { generateApiKey, hashApiKey, keyHint, DEFAULT_SCOPES } = require(path.join(values.current, "packages/domain/dist/index.js"));
-  const keys = Array.from({ length: n }, () => generateApiKey("test"));
   // The same keys in every database used (one per build with --database-per-build).
-  for (const { url } of DATABASES) {
-    const store = createStore({ databaseUrl: url, poolSize: 2 });
-    const { id: accountId } = await createAccount(store.pool, { name, balanceMicros: 0n });
-    for (const key of keys) {
-      await insertApiKey(store.pool, { accountId, mode: "test", keyHash: hashApiKey(secrets.KEY_HASH_SECRET, key), hint: keyHint(key), scopes: [...DEFAULT_SCOPES], allowIps: [], dailySpendCapMicros: null, expiresAt: null });
-    }
-    await store.close();
-  }
+  let keys;
+  for (const { url } of DATABASES) ({ keys } = await seedAccount(url, { keyHashSecret: secrets.KEY_HASH_SECRET, mode: "test", ...(keys ? { keys } : { count: n }), name, balanceMicros: 0n }));
   return keys;
 }
 
-const children = new Set();
-for (const signal of ["SIGINT", "SIGTERM"]) {
-  process.on(signal, () => {
-    for (const c of children) c.kill("SIGTERM");
-    process.exit(130);
-  });
-}
+// Whatever ends this script stops the gateway it runs; a gateway dying on its own ends the run.
+const fleet = new Fleet({ failFast: true });
+for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => process.exit(130));
 
 async function startGateway(build, processes) {
   if (await fetch(`http://127.0.0.1:${PORT}/v1/health`).then(() => true, () => false)) throw new Error(`something already answers on port ${PORT}`);
@@ -140,27 +123,17 @@ async function startGateway(build, processes) {
   };
   // The gateway's own node flags, as its launchers pass them (scripts/fleet.mjs, docker/, k8s/).
   const prof = values["cpu-prof"] ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(values["cpu-prof"], build)}`] : [];
-  const child = spawn(process.execPath, ["--v8-pool-size=1", ...prof, path.join(BUILDS[build], "services/gateway/dist/main.js")], { env, stdio: ["ignore", "ignore", "pipe"] });
-  children.add(child);
-  let stderr = "";
-  child.stderr.on("data", (d) => (stderr += d));
-  const exited = new Promise((resolve) => child.on("exit", resolve));
-  exited.then(() => children.delete(child));
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${build} gateway exited ${child.exitCode}:\n${stderr}`);
-    if (await fetch(`http://127.0.0.1:${PORT}/v1/health`).then((r) => r.status === 200, () => false)) break;
-    if (Date.now() > deadline) throw new Error(`${build} gateway not up in 20 s:\n${stderr}`);
-    await sleep(200);
-  }
+  const gateway = await fleet.startService("gateway", {
+    root: BUILDS[build],
+    cwd: process.cwd(),
+    nodeFlags: [...GATEWAY_NODE_FLAGS, ...prof],
+    env,
+    stdout: "ignore",
+    stderr: "pipe",
+    ready: httpOk(`http://127.0.0.1:${PORT}/v1/health`),
+  });
   await sleep(1_000); // every cluster worker listening
-  return {
-    cpu: () => cpuSeconds(child.pid),
-    async stop() {
-      child.kill("SIGTERM");
-      await exited;
-    },
-  };
+  return { cpu: () => cpuSeconds(gateway.pid), stop: () => gateway.stop() };
 }
 
 /** The shared definition (bench/lib/ceilings.mjs): --processes x pg.Pool(DATABASE_POOL_SIZE), as many concurrent single-row JSONB inserts each. */

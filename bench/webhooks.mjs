@@ -16,17 +16,17 @@
 // in this process on loopback, speaks TLS with a throw-away CA that the dispatcher
 // trusts through WEBHOOK_EXTRA_CA_FILE, and verifies a sample of signatures with the
 // standardwebhooks package.
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { Fleet, seedAccount } from "@svc/fleet-harness";
 import { ensureDotEnv, ROOT } from "../scripts/lib.mjs";
 import { CEILING_OPTIONS, ceilingsFor, printRatios, ratioRow } from "./lib/ceilings.mjs";
 
 ensureDotEnv();
 const require = createRequire(import.meta.url);
-const { createStore, createAccount, createEndpoint, withTransaction } = require(path.join(ROOT, "packages/store/dist/index.js"));
+const { createStore, createEndpoint, withTransaction } = require(path.join(ROOT, "packages/store/dist/index.js"));
 const { idMonth, newId } = require(path.join(ROOT, "packages/domain/dist/index.js"));
 const { Producer, createRedis, announceEvents } = require(path.join(ROOT, "packages/queues/dist/index.js"));
 const { dataKey, encryptSecret, newSigningSecret } = require(path.join(ROOT, "packages/webhooks/dist/index.js"));
@@ -63,7 +63,7 @@ const redis = createRedis(process.env.REDIS_URL, "producer", "bench-webhooks");
 const producer = new Producer(redis, prefix);
 
 // One live account with ENDPOINTS verified endpoints on the receiver.
-const { id: accountId } = await createAccount(store.pool, { name: "bench-webhooks", balanceMicros: 0n });
+const { accountId } = await seedAccount(store.pool, { keyHashSecret: process.env.KEY_HASH_SECRET, count: 0, name: "bench-webhooks", balanceMicros: 0n });
 const key = dataKey(process.env.DATA_ENCRYPTION_KEY);
 const endpoints = [];
 for (let i = 0; i < ENDPOINTS; i += 1) {
@@ -85,8 +85,10 @@ const dispatcherEnv = {
   ...(values.concurrency ? { CONCURRENCY: values.concurrency } : {}),
 };
 const profile = values["cpu-prof"] ? ["--cpu-prof", `--cpu-prof-dir=${values["cpu-prof"]}`] : [];
-const dispatcher = spawn(process.execPath, [...profile, path.join(ROOT, "services/webhook-dispatcher/dist/main.js")], { env: dispatcherEnv, stdio: ["ignore", "ignore", "inherit"] });
-await sleep(2_000);
+// Stopped whatever ends this script; dying on its own ends the run.
+const fleet = new Fleet({ failFast: true });
+const dispatcher = await fleet.startService("webhook-dispatcher", { env: dispatcherEnv, nodeFlags: profile, stdout: "ignore", stderr: "inherit", ready: null });
+await sleep(2_000); // consuming by then (at LOG_LEVEL warn it says nothing); the figures were always taken after this pause
 
 const DATA = { object: "lookup", id: "lkp_bench000000000000", status: "completed", livemode: true, summary: { total: 1, registered: 1, not_registered: 0, unknown: 0 } };
 let seq = 0;
@@ -181,8 +183,7 @@ if (ceilings) {
   printRatios(results.ratios);
 }
 console.log(JSON.stringify(results, null, 2));
-dispatcher.kill("SIGTERM");
-await sleep(1_000);
+await dispatcher.stop();
 await producer.close();
 await redis.quit();
 await store.pool.query(`DELETE FROM accounts WHERE id = $1`, [accountId]);
