@@ -55,6 +55,7 @@ const LAYERS = {
   "runtime":            { floor: 0, side: "server" }, // logger, redaction, shutdown, tracing
   "telemetry":          { floor: 0, side: "server" }, // metrics, probes, operations port
   "domain":             { floor: 0, side: "server" }, // business rules without I/O
+  "csv":                { floor: 0, side: "server" }, // reading and writing CSV (csv-parse, csv-stringify)
   "contract":           { floor: 1, side: "server" }, // API schemas, error codes, OpenAPI (over domain)
   "store":              { floor: 1, side: "server" }, // Postgres: every SQL statement
   "queues":             { floor: 1, side: "server" }, // Redis: queues, job ids, notices

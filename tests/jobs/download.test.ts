@@ -134,6 +134,23 @@ describe("GET /v1/jobs/{id}/download?format=csv", () => {
     for (const line of lines) for (const cell of line) expect(cell).not.toMatch(/^[=+\-@\t\r](?![0-9]+$)/);
   });
 
+  it("writes the bytes of RFC 4180 with CRLF: a field quoted only when it holds a quote, comma, CR or LF", async () => {
+    const key = await reader();
+    const created = await api.create(key, { numbers: [TEST.scam, "=1\n+2", '12"34,56', TEST.clean], emails: ["=cmd@x.example", '"a"@x.example', "b@x,y.example", TEST.deliverable], checks: CHECKS });
+    expect(created.status).toBe(201);
+    const { body } = await fetchFile(key, created.body.id, "csv");
+    // Parsed, then written again the one canonical way: the same bytes, so no field is quoted that need not be.
+    const canonical = (cells: string[]) => `${cells.map((c) => (/[",\r\n]/.test(c) ? `"${c.replace(/"/g, '""')}"` : c)).join(",")}\r\n`;
+    const lines = parseCsv(body);
+    expect(body).toBe(lines.map(canonical).join(""));
+    expect(body.startsWith(`${HEADER.join(",")}\r\n`)).toBe(true);
+    // What needs quotes here: masked inputs with a line break, a quote, a comma.
+    expect(body).toContain(',"**\n+*",');
+    expect(body).toContain(',"""***@x.example",');
+    expect(body).toContain(',"b***@x,y.example",');
+    expect(body).toContain(",'=***@x.example,");
+  });
+
   it("streams large jobs completely, every row once in order", async () => {
     const key = await reader();
     const created = await api.create(key, { numbers: usNumbers(2_600), emails: emailsList(150), checks: ["carrier", "email"] });

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
 import { Transform } from "node:stream";
+import { likeliestDelimiter } from "@svc/csv";
 import type { CarrierBlockRow } from "@svc/store";
 import { matchHeader, wrongHeader } from "../delimited/header";
 import { fileError, readRecords } from "../delimited/read-records";
@@ -60,13 +61,7 @@ async function detectDelimiter(file: string): Promise<Delimiter> {
     const buffer = Buffer.alloc(16 * 1024);
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
     const first = buffer.subarray(0, bytesRead).toString("latin1").split(/\r?\n/)[0] ?? "";
-    const counts: Array<[Delimiter, number]> = [
-      ["\t", first.split("\t").length - 1],
-      [";", first.split(";").length - 1],
-      [",", first.split(",").length - 1],
-    ];
-    counts.sort((a, b) => b[1] - a[1]);
-    return counts[0] && counts[0][1] > 0 ? counts[0][0] : ",";
+    return likeliestDelimiter<Delimiter>(first, ["\t", ";", ","], ",");
   } finally {
     await handle.close();
   }

@@ -1,7 +1,7 @@
 import { createReadStream } from "node:fs";
 import type { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { parse } from "csv-parse";
+import { csvErrorCode, readCsvStream } from "@svc/csv";
 import { CliError } from "../args";
 import type { Row } from "./header";
 
@@ -49,29 +49,19 @@ export type RecordsOutcome<Skip extends string> = {
 };
 
 /**
- * Streams one delimited file through `through` and csv-parse (quotes, CRLF and a
- * BOM handled there), maps the header, reads every data row and writes the results
- * in batches. Malformed records are counted as `malformed_row` and skipped; a wrong
- * header or an empty file stops the run before anything is written.
+ * Streams one delimited file through `through` and @svc/csv's lenient reader (quotes,
+ * CRLF and a BOM handled there), maps the header, reads every data row and writes the
+ * results in batches. Malformed records are counted as `malformed_row` and skipped; a
+ * wrong header or an empty file stops the run before anything is written.
  */
 export async function readRecords<Result extends object, Skip extends string>(opts: ReadRecords<Result, Skip>): Promise<RecordsOutcome<Skip>> {
   let malformed = 0;
-  let lastBadLine: unknown = null;
-  const parser = parse({
-    bom: true,
+  const parser = readCsvStream({
     delimiter: opts.delimiter,
-    skip_empty_lines: true,
-    trim: true,
-    relax_quotes: true,
-    relax_column_count: opts.relaxColumnCount,
-    max_record_size: MAX_RECORD_BYTES,
-    skip_records_with_error: true,
-    // One malformed record can raise several errors on the same line: count it once.
-    on_skip: (err) => {
-      const line = err?.lines;
-      if (line === undefined || line !== lastBadLine) malformed += 1;
-      lastBadLine = line;
-      return undefined;
+    relaxColumnCount: opts.relaxColumnCount,
+    maxRecordBytes: MAX_RECORD_BYTES,
+    onMalformed: () => {
+      malformed += 1;
     },
   });
 
@@ -117,8 +107,8 @@ export async function readRecords<Result extends object, Skip extends string>(op
     }),
   ).catch((err: unknown) => {
     if (failure !== null) throw failure;
-    const code = (err as NodeJS.ErrnoException).code;
-    if (typeof code === "string" && code.startsWith("CSV_")) throw new CliError(`--file is not a readable ${opts.formatName} file (${code})`);
+    const code = csvErrorCode(err);
+    if (code !== null) throw new CliError(`--file is not a readable ${opts.formatName} file (${code})`);
     fileError(opts.file, err);
   });
   if (index === null) throw new CliError(`--file "${opts.file}" is empty: expected a header row (see ${opts.doc})`);

@@ -1,7 +1,7 @@
 import type { Request } from "express";
 import busboy from "busboy";
-import { parse } from "csv-parse/sync";
 import { ApiError, LIMITS } from "@svc/contract";
+import { likeliestDelimiter, readCsvText } from "@svc/csv";
 import { parseNumber } from "@svc/domain";
 
 const NUMBER_COLUMNS = new Set(["number", "numbers", "phone", "phone_number", "phonenumber", "phone number", "msisdn", "mobile", "telephone", "tel", "e164"]);
@@ -26,10 +26,10 @@ export function identifiersFromCsv(file: Buffer): { numbers: string[]; emails: s
   }
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   const firstLine = text.slice(0, Math.max(0, text.search(/\r?\n/)) || text.length);
-  const delimiter = [",", ";", "\t"].map((d) => [d, firstLine.split(d).length] as const).sort((a, b) => b[1] - a[1])[0]?.[0] ?? ",";
+  const delimiter = likeliestDelimiter(firstLine, [",", ";", "\t"], ",");
   let records: string[][];
   try {
-    records = parse(text, { delimiter, relax_column_count: true, skip_empty_lines: true, trim: true, bom: true }) as string[][];
+    records = readCsvText(text, { delimiter, relaxColumnCount: true });
   } catch {
     throw fileError("The file is not valid CSV (check quotes and separators).");
   }

@@ -1,5 +1,6 @@
 import { Transform, type TransformCallback } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { spreadsheetCsvRecord, spreadsheetCsvWriter } from "@svc/csv";
 import { CHECKS, type CheckCode } from "@svc/domain";
 import { streamJobRows, type StoredRow } from "@svc/store";
 import type { Deps } from "../deps";
@@ -21,19 +22,8 @@ export function csvColumns(checks: readonly CheckCode[]): string[] {
   return [...base, ...perService];
 }
 
-/**
- * A cell as text, safe for spreadsheets: values that a spreadsheet would run as a
- * formula (starting with = + - @ or a tab/CR) get a leading apostrophe, unless they
- * are plain numbers (an E.164 number is data, not a formula).
- */
-export function csvCell(value: unknown): string {
-  if (value === null || value === undefined) return "";
-  let text = typeof value === "string" ? value : typeof value === "object" ? JSON.stringify(value) : String(value);
-  if (/^[=+\-@\t\r]/.test(text) && !/^[+-]?\d+(\.\d+)?$/.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
-}
-
-function csvLine(row: Row, checks: readonly CheckCode[]): string {
+/** A row's cells in csvColumns' order (written by @svc/csv: quoting, and the spreadsheet formula guard). */
+function csvCells(row: Row, checks: readonly CheckCode[]): unknown[] {
   const byService = new Map(row.checks.map((c) => [c.service, c]));
   const primaryCode = checks.find((c) => CHECKS[c].input === row.kind);
   const primary = primaryCode ? byService.get(primaryCode) : undefined;
@@ -58,7 +48,7 @@ function csvLine(row: Row, checks: readonly CheckCode[]): string {
     const c = byService.get(svc);
     cells.push(c?.status, c?.registered, ...CHECKS[svc].attributes.map((a) => c?.attributes?.[a.name]), c?.billed);
   }
-  return `${cells.map(csvCell).join(",")}\r\n`;
+  return cells;
 }
 
 function ndjsonLine(row: Row): string {
@@ -89,13 +79,16 @@ export function downloadJobRoute(deps: Pick<Deps, "store" | "reads" | "now">): R
       res.setHeader("Content-Type", format === "csv" ? "text/csv; charset=utf-8" : "application/x-ndjson; charset=utf-8");
       res.setHeader("Content-Disposition", `attachment; filename="${job.id}.${format}"`);
       res.setHeader("Cache-Control", "no-store");
-      if (format === "csv") res.write(`${csvColumns(checks).join(",")}\r\n`);
-      const encode = new Transform({
-        writableObjectMode: true,
-        transform(row: Row, _enc: BufferEncoding, done: TransformCallback) {
-          done(null, format === "csv" ? csvLine(row, checks) : ndjsonLine(row));
-        },
-      });
+      if (format === "csv") res.write(spreadsheetCsvRecord(csvColumns(checks)));
+      const encode =
+        format === "csv"
+          ? spreadsheetCsvWriter((row: Row) => csvCells(row, checks))
+          : new Transform({
+              writableObjectMode: true,
+              transform(row: Row, _enc: BufferEncoding, done: TransformCallback) {
+                done(null, ndjsonLine(row));
+              },
+            });
       await pipeline(rows, encode, res).catch((err) => {
         cutShort = true;
         if (!res.writableEnded) req.log.warn({ err }, "download interrupted");
