@@ -59,7 +59,8 @@ const LAYERS = {
   "contract":           { floor: 1, side: "server" }, // API schemas, error codes, OpenAPI (over domain)
   "store":              { floor: 1, side: "server" }, // Postgres: every SQL statement
   "queues":             { floor: 1, side: "server" }, // Redis: queues, job ids, notices
-  "core":               { floor: 2, side: "server" }, // flows shared by services, worker runner, leases
+  "flows":              { floor: 2, side: "server" }, // business flows more than one service runs (test completion, settlement requests, event notices)
+  "service-runner":     { floor: 2, side: "server" }, // a service process's frame: start-up wait, operations port, worker runner, leases
   "sources":            { floor: 2, side: "server" }, // data sources behind the checks
   "webhooks":           { floor: 2, side: "server" }, // customers' endpoints: address checks, signing, delivery
   "admin":              { floor: 3, side: "server" }, // operator CLI

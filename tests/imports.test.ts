@@ -38,7 +38,7 @@ describe("import graph", () => {
 
     beforeAll(() => {
       root = mkdtempSync(path.join(tmpdir(), "check-imports-"));
-      for (const unit of ["packages/domain", "packages/store", "packages/queues", "packages/core", "packages/sdk", "packages/widgets", "services/gateway", "services/check-worker"]) {
+      for (const unit of ["packages/domain", "packages/store", "packages/queues", "packages/flows", "packages/sdk", "packages/widgets", "services/gateway", "services/check-worker"]) {
         write(`${unit}/package.json`, JSON.stringify({ name: `@svc/${path.basename(unit)}` }));
       }
       // a cycle, and an import up a floor
@@ -49,7 +49,7 @@ describe("import graph", () => {
       write("packages/store/src/index.ts", 'export const pool = { query: (s: string) => s };\nexport const q = `SELECT id FROM jobs WHERE id = $1`;\n');
       write("packages/queues/src/index.ts", "export const chunkId = (job: string, n: number) => `chunk-${job}-${n}`;\n");
       // the server side never imports a client, a client only the contract
-      write("packages/core/src/client.ts", 'export * from "@svc/sdk";\n');
+      write("packages/flows/src/client.ts", 'export * from "@svc/sdk";\n');
       write("packages/sdk/src/index.ts", 'export { pool } from "@svc/store";\n');
       // a package LAYERS does not know
       write("packages/widgets/src/index.ts", "export const w = 1;\n");
@@ -84,7 +84,7 @@ describe("import graph", () => {
           "cycle packages/domain/src/a.ts  1",
           "cycle packages/domain/src/b.ts  1",
           "layer packages/domain/src/up.ts store 1",
-          "layer packages/core/src/client.ts sdk 1",
+          "layer packages/flows/src/client.ts sdk 1",
           "layer packages/sdk/src/index.ts store 1",
           "layer packages/widgets widgets 1",
           "service-import services/gateway/src/main.ts check-worker 1",

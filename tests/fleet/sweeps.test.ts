@@ -1,6 +1,6 @@
 import { performance } from "node:perf_hooks";
 import { randomBytes } from "node:crypto";
-import type { WorkerContext } from "@svc/core";
+import type { WorkerContext } from "@svc/service-runner";
 import { QUEUES } from "@svc/queues";
 import { createLogger } from "@svc/runtime";
 import { deliveryLog, recordEvent } from "@svc/store";

@@ -1,5 +1,5 @@
 import { performance } from "node:perf_hooks";
-import type { WorkerContext } from "@svc/core";
+import type { WorkerContext } from "@svc/service-runner";
 import type { CheckResult } from "@svc/domain";
 import { Worker, type Job } from "bullmq";
 import { createRedis, queuePrefix, QUEUES } from "@svc/queues";

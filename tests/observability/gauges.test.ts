@@ -1,4 +1,4 @@
-import { startServiceOps, type WorkerContext } from "@svc/core";
+import { startServiceOps, type WorkerContext } from "@svc/service-runner";
 import { createConsumer, createRedis, Producer, waitForRedis, watchQueue } from "@svc/queues";
 import { createLogger } from "@svc/runtime";
 import {

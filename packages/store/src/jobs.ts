@@ -336,7 +336,7 @@ async function finishChunkAccounting(client: pg.PoolClient, jobId: string, check
  * finishCancelledJob for the check-worker's `job.finish`, failJob), and the
  * check-worker, the one service whose role may write the ledger, runs them.
  * Everything else asks for a settlement after its commit (requestSettlement in
- * @svc/core) and the billing-ledger settles it.
+ * @svc/flows) and the billing-ledger settles it.
  */
 export async function settleFinishedJob(client: pg.PoolClient, jobId: string, now: Date): Promise<Settled> {
   const { rows } = await client.query<{ id: string }>(`SELECT id FROM reservations WHERE job_id = $1 AND status = 'open'`, [jobId]);

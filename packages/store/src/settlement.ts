@@ -33,7 +33,7 @@ const NOTHING: SettlementResult = { settledPairs: 0, chargedMicros: 0n, released
  * Running it again settles nothing twice: settlements are keyed by row and check
  * and the reservation row is locked for the whole transaction.
  *
- * Two callers: the billing-ledger (a request from requestSettlement in @svc/core,
+ * Two callers: the billing-ledger (a request from requestSettlement in @svc/flows,
  * or its sweep), and settleFinishedJob, in the transaction that finishes a job.
  */
 export async function settleReservation(

@@ -2,7 +2,7 @@
 import "./tracing";
 import { loadDotEnv } from "@svc/config";
 import { QUEUES } from "@svc/queues";
-import { runWorkerService, startService } from "@svc/core";
+import { runWorkerService, startService } from "@svc/service-runner";
 import { loadServiceConfig } from "./config";
 import { ledgerMetrics, reconcileLedger, settle, sweepReservations } from "./settle";
 

@@ -1,4 +1,5 @@
-import { countSettlements, notifyDispatcher, type WorkerContext } from "@svc/core";
+import { countSettlements, notifyDispatcher } from "@svc/flows";
+import type { WorkerContext } from "@svc/service-runner";
 import { KeyedSemaphore, oldestDueSettlementSeconds, reconcileAllAccounts, reservationAccountId, reservationsToSweep, settleReservation, unsettledChunks, withTransaction } from "@svc/store";
 import { metrics, onScrape } from "@svc/telemetry";
 

@@ -1,4 +1,5 @@
-import { countSettlements, failureBackoffMs, LeaseLostError, notifyDispatcher, requestSettlement, type HeldLease, type WorkerContext } from "@svc/core";
+import { countSettlements, notifyDispatcher, requestSettlement } from "@svc/flows";
+import { failureBackoffMs, LeaseLostError, type HeldLease, type WorkerContext } from "@svc/service-runner";
 import { JOBS, publishCompletion } from "@svc/queues";
 import {
   abandonCancelledChunk,

@@ -1,5 +1,5 @@
 import { performance } from "node:perf_hooks";
-import { HeldLease, type LeaseSettings, type WorkerContext } from "@svc/core";
+import { HeldLease, type LeaseSettings, type WorkerContext } from "@svc/service-runner";
 import type { CheckRunner } from "@svc/sources";
 import type { LeaseRenewal } from "@svc/store";
 

@@ -1,4 +1,5 @@
-import { failureBackoffMs, lookupCompletedData, LeaseLostError, notifyDispatcher, requestSettlement, type WorkerContext } from "@svc/core";
+import { lookupCompletedData, notifyDispatcher, requestSettlement } from "@svc/flows";
+import { failureBackoffMs, LeaseLostError, type WorkerContext } from "@svc/service-runner";
 import { lookupAnswerText, publishCompletion } from "@svc/queues";
 import {
   claimLiveLookupWithRows,

@@ -2,7 +2,7 @@
 import "./tracing";
 import { loadDotEnv } from "@svc/config";
 import { QUEUES } from "@svc/queues";
-import { runWorkerService, startService, type WorkerContext } from "@svc/core";
+import { runWorkerService, startService, type WorkerContext } from "@svc/service-runner";
 import { ensureMonthPartitions, purgeExpired } from "@svc/store";
 import { loadCheckWorkerConfig } from "./config";
 import { runLiveLookup } from "./live-lookups";

@@ -1,4 +1,4 @@
-import type { WorkerContext } from "@svc/core";
+import type { WorkerContext } from "@svc/service-runner";
 import { jobIdOf, QUEUES, siblingJobId, takeoverJobId, type JobPayload } from "@svc/queues";
 import { staleChunks, stalePendingLiveLookups, unfinishedCancelledJobs, type StaleChunk, type StaleChunkCursor, type StaleLookup } from "@svc/store";
 

@@ -1,4 +1,5 @@
-import { completeTestLookup, notifyDispatcher, type WorkerContext } from "@svc/core";
+import { completeTestLookup, notifyDispatcher } from "@svc/flows";
+import type { WorkerContext } from "@svc/service-runner";
 import { publishCompletion } from "@svc/queues";
 import { dueTestLookups } from "@svc/store";
 

@@ -14,7 +14,7 @@ import { BulkIntake } from "./bulk";
 import { ensurePublicSandbox } from "./bootstrap";
 import { loadGatewayConfig } from "./config";
 import { systemResolver } from "@svc/webhooks";
-import { awaitDependencies, startServiceOps } from "@svc/core";
+import { awaitDependencies, startServiceOps } from "@svc/service-runner";
 import { gatewayMetrics, startPrimaryOps } from "./ops";
 import { startPrimaryQueueDashboard, startQueueDashboard } from "./queue-dashboard/queue-dashboard";
 import { testLookupWriter } from "./lookups/test-batch";

@@ -2,7 +2,7 @@
 import "./tracing";
 import { loadDotEnv } from "@svc/config";
 import { QUEUES } from "@svc/queues";
-import { runWorkerService, startService, type WorkerContext } from "@svc/core";
+import { runWorkerService, startService, type WorkerContext } from "@svc/service-runner";
 import { systemResolver, WebhookTransport } from "@svc/webhooks";
 import { loadDispatcherConfig } from "./config";
 import { Dispatcher, dispatcherMetrics } from "./dispatcher";

@@ -1,5 +1,5 @@
 import { ApiError, LIMITS } from "@svc/contract";
-import { requestJobFinish } from "@svc/core";
+import { requestJobFinish } from "@svc/flows";
 import { FINAL_JOB_STATUSES, cancelJob, jobById, purgeJobResults, withTransaction } from "@svc/store";
 import type { Response } from "express";
 import type { Deps } from "../deps";

@@ -1,5 +1,5 @@
 import { ApiError } from "@svc/contract";
-import { completeTestLookup, notifyDispatcher } from "@svc/core";
+import { completeTestLookup, notifyDispatcher } from "@svc/flows";
 import { getLookup, type LookupRecord, type StoredRow } from "@svc/store";
 import { publishCompletion } from "@svc/queues";
 import type { Caller } from "../caller";

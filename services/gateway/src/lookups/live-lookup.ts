@@ -1,5 +1,5 @@
 import { LIMITS } from "@svc/contract";
-import { requestSettlement } from "@svc/core";
+import { requestSettlement } from "@svc/flows";
 import { initialLiveRows, newId } from "@svc/domain";
 import { jobIdOf } from "@svc/queues";
 import { lookupRecordOf } from "@svc/store";

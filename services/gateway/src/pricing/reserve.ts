@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { ApiError } from "@svc/contract";
-import { notifyDispatcher } from "@svc/core";
+import { notifyDispatcher } from "@svc/flows";
 import { money, newId } from "@svc/domain";
 import {
   bindIdempotentResource,

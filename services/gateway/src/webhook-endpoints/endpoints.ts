@@ -1,5 +1,5 @@
 import { ApiError } from "@svc/contract";
-import { notifyDispatcher } from "@svc/core";
+import { notifyDispatcher } from "@svc/flows";
 import {
   createEndpoint,
   deleteEndpoint,

@@ -1,0 +1,4 @@
+export * from "./worker-service";
+export * from "./lease";
+export * from "./service-ops";
+export * from "./dependencies";
