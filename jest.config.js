@@ -20,7 +20,7 @@ module.exports = {
   testPathIgnorePatterns: ["/node_modules/", "/dist/"],
   transform: { "^.+\\.ts$": swc },
   moduleNameMapper: {
-    "^@svc/(config|runtime|telemetry|domain|csv|contract|store|queues|flows|service-runner|admin|sources|vendor-simulator|webhooks|sdk|fleet-harness)$": "<rootDir>/packages/$1/src",
+    "^@svc/(config|process|metrics|domain|csv|contract|store|queues|flows|service-runner|admin|sources|vendor-simulator|webhooks|sdk|fleet-harness)$": "<rootDir>/packages/$1/src",
   },
   globalSetup: "<rootDir>/tests/support/global-setup.ts",
   globalTeardown: "<rootDir>/tests/support/global-teardown.ts",

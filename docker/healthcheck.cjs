@@ -17,7 +17,7 @@ const { readFileSync } = require("node:fs");
 
 /** Each service's operations port when METRICS_PORT is not set (the services' own defaults). */
 const DEFAULT_PORTS = { gateway: 9464, "check-worker": 9465, "billing-ledger": 9466, "webhook-dispatcher": 9467 };
-/** Set by the operations port on every answer (packages/telemetry/src/ops-server.ts). */
+/** Set by the operations port on every answer (packages/metrics/src/ops-server.ts). */
 const SERVICE_HEADER = "svc-service";
 
 /** The one service a command line runs (an argument naming services/<name>/dist/main.js), or null. */

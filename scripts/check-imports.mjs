@@ -52,8 +52,8 @@ import swc from "@swc/core";
 // prettier-ignore
 const LAYERS = {
   "config":             { floor: 0, side: "server" }, // environment schema loading
-  "runtime":            { floor: 0, side: "server" }, // logger, redaction, shutdown, tracing
-  "telemetry":          { floor: 0, side: "server" }, // metrics, probes, operations port
+  "process":            { floor: 0, side: "server" }, // what every process needs: logger with redaction, traces, ordered shutdown
+  "metrics":            { floor: 0, side: "server" }, // metrics catalog and registry, readiness probes, the operations port
   "domain":             { floor: 0, side: "server" }, // business rules without I/O
   "csv":                { floor: 0, side: "server" }, // reading and writing CSV (csv-parse, csv-stringify)
   "contract":           { floor: 1, side: "server" }, // API schemas, error codes, OpenAPI (over domain)

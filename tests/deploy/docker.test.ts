@@ -343,7 +343,7 @@ const { execFileSync, execFile } = require("node:child_process");
 const path = require("node:path");
 const [tree, , layout] = process.argv.slice(2);
 execFileSync("ip", ["link", "set", "lo", "up"]);
-const { startOpsServer } = require(path.join(tree, "packages/telemetry/dist/index.js"));
+const { startOpsServer } = require(path.join(tree, "packages/metrics/dist/index.js"));
 const source = { metrics: async () => ({ contentType: "text/plain", body: "" }), readiness: async () => ({ ready: true, checks: {} }) };
 (async () => {
   for (const { port, service } of JSON.parse(layout)) await startOpsServer({ port, host: "127.0.0.1", service, source, draining: () => false });

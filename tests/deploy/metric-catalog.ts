@@ -1,10 +1,10 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
-import { metrics, registry, startProcessMetrics } from "@svc/telemetry";
+import { metrics, registry, startProcessMetrics } from "@svc/metrics";
 
 /**
  * What the fleet's processes export, from the code itself: every metric of the
- * telemetry catalog, `svc_build_info` and prom-client's default process metrics,
+ * metrics catalog, `svc_build_info` and prom-client's default process metrics,
  * with their types and label names. Alerts, KEDA triggers and the dashboard are
  * checked against it, so a renamed metric or label fails a test instead of
  * silently alerting on nothing.

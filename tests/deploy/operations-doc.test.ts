@@ -4,7 +4,7 @@ import { metricCatalog, registeredInSource, ROOT } from "./metric-catalog";
 
 /**
  * docs/operations.md explains every metric the code registers: each `svc_` metric
- * (the telemetry catalog, `svc_build_info`, and any `name: "svc_…"` in the source)
+ * (the metrics catalog, `svc_build_info`, and any `name: "svc_…"` in the source)
  * has a row in the metrics table with its type and exactly its labels, and the
  * table names nothing the code does not export.
  */

@@ -2,7 +2,7 @@ import { performance } from "node:perf_hooks";
 import { randomBytes } from "node:crypto";
 import type { WorkerContext } from "@svc/service-runner";
 import { QUEUES } from "@svc/queues";
-import { createLogger } from "@svc/runtime";
+import { createLogger } from "@svc/process";
 import { deliveryLog, recordEvent } from "@svc/store";
 import { reconcileJobChunks } from "../../services/check-worker/src/reconcile";
 import { sweepDueTestLookups } from "../../services/check-worker/src/test-lookups";

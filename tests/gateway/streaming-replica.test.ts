@@ -1,5 +1,5 @@
 import pg from "pg";
-import { metrics } from "@svc/telemetry";
+import { metrics } from "@svc/metrics";
 import { bearer, type TestKey } from "../support/fixtures";
 import { createTestEnv } from "../support/env";
 import { startTestGateway, type TestGateway } from "../support/gateway";

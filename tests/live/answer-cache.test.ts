@@ -1,4 +1,4 @@
-import { createLogger } from "@svc/runtime";
+import { createLogger } from "@svc/process";
 import { CheckRunner, VendorHttpSource } from "@svc/sources";
 import { createStore, type Store } from "@svc/store";
 import { startSimulator, type Simulator } from "@svc/vendor-simulator";

@@ -4,7 +4,7 @@ import { startSimulator, type Simulator } from "@svc/vendor-simulator";
 import { accountWithKey, bearer, type TestKey } from "../support/fixtures";
 import { startService, type RunningService } from "../support/fleet";
 import { createRedis, Producer, waitForRedis } from "@svc/queues";
-import { createLogger } from "@svc/runtime";
+import { createLogger } from "@svc/process";
 import { CheckRunner, VendorHttpSource, routesKey } from "@svc/sources";
 import { runJobChunk } from "../../services/check-worker/src/job-chunks";
 import { deleteKeysUnder } from "../support/redis-keys";

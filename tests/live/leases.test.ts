@@ -3,7 +3,7 @@ import type { WorkerContext } from "@svc/service-runner";
 import type { CheckResult } from "@svc/domain";
 import { Worker, type Job } from "bullmq";
 import { createRedis, queuePrefix, QUEUES } from "@svc/queues";
-import { createLogger } from "@svc/runtime";
+import { createLogger } from "@svc/process";
 import { CheckRunner, VendorHttpSource } from "@svc/sources";
 import { chunkRows, claimChunk, createStore, claimLiveLookup, completeChunk, completeLookup, pendingLookupRows, staleChunks, stalePendingLiveLookups, withTransaction } from "@svc/store";
 import { startSimulator, type Simulator } from "@svc/vendor-simulator";

@@ -1,6 +1,6 @@
 import { startServiceOps, type WorkerContext } from "@svc/service-runner";
 import { createConsumer, createRedis, Producer, waitForRedis, watchQueue } from "@svc/queues";
-import { createLogger } from "@svc/runtime";
+import { createLogger } from "@svc/process";
 import {
   createEndpoint,
   createStore,
@@ -13,7 +13,7 @@ import {
   withTransaction,
   type Store,
 } from "@svc/store";
-import { exposition, metrics } from "@svc/telemetry";
+import { exposition, metrics } from "@svc/metrics";
 import type { Redis } from "ioredis";
 import { ledgerMetrics } from "../../services/billing-ledger/src/settle";
 import { dispatcherMetrics } from "../../services/webhook-dispatcher/src/dispatcher";

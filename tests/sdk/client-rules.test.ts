@@ -120,7 +120,7 @@ describe("one definition of each pattern", () => {
    * Remove an entry when its copy goes; a new copy anywhere else fails.
    */
   const KNOWN_KEY_COPIES: Record<string, string> = {
-    "packages/runtime/src/scrub.ts": "the log scrubber: runtime sits below domain and imports no @svc package",
+    "packages/process/src/scrub.ts": "the log scrubber: process sits below domain and imports no @svc package",
     "services/gateway/src/http/authenticate.ts": "the gateway's check for a key sent in the query string",
   };
 

@@ -2,7 +2,7 @@ import type { Server } from "node:http";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import request from "supertest";
-import { createLogger } from "@svc/runtime";
+import { createLogger } from "@svc/process";
 import { createStore, KeyedSemaphore, type Store } from "@svc/store";
 import { CompletionWaiter, createRedis, fleetOf, Producer, waitForRedis } from "@svc/queues";
 import { createApp, docBaseUrl, type GatewayDeps } from "../../services/gateway/src/app";

@@ -1,5 +1,5 @@
 import { Webhook } from "standardwebhooks";
-import { createLogger } from "@svc/runtime";
+import { createLogger } from "@svc/process";
 import { createRedis, Producer, waitForRedis } from "@svc/queues";
 import { createAccount, createEndpoint, createStore, withTransaction, type Store } from "@svc/store";
 import { parseRanges } from "@svc/domain";

@@ -3,8 +3,8 @@ import { InMemorySpanExporter } from "@opentelemetry/sdk-trace";
 import type { Job, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { createConsumer, createRedis, MESSAGE_TAG_FIELD, Producer, QUEUES, waitForRedis } from "@svc/queues";
-import { withSpan } from "@svc/runtime";
-import { startTracing } from "../../packages/runtime/src/tracing/sdk";
+import { withSpan } from "@svc/process";
+import { startTracing } from "../../packages/process/src/tracing/sdk";
 import { createTestEnv, tagged, testFleet, type TestEnv } from "../support/env";
 import { eventually } from "../support/live";
 

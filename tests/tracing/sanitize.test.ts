@@ -1,6 +1,6 @@
 import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
-import { SanitizingExporter } from "../../packages/runtime/src/tracing/sanitize";
+import { SanitizingExporter } from "../../packages/process/src/tracing/sanitize";
 
 /**
  * What the instrumentations record, and what the tracing module lets out. The

@@ -1,5 +1,5 @@
 import type { SettlementResult } from "@svc/store";
-import { metrics } from "@svc/telemetry";
+import { metrics } from "@svc/metrics";
 
 /**
  * Counts settlements in the process that ran them: the billing-ledger's, and a

@@ -1,5 +1,5 @@
 import { announceEvents, type Producer } from "@svc/queues";
-import type { Logger } from "@svc/runtime";
+import type { Logger } from "@svc/process";
 
 /**
  * After a transaction that recorded events commits: queue them for the

@@ -1,5 +1,5 @@
 import type { Job, Worker } from "bullmq";
-import { metrics } from "@svc/telemetry";
+import { metrics } from "@svc/metrics";
 import { createTestEnv, tagged, testFleet, type TestEnv } from "../../../tests/support/env";
 import { redisModes } from "../../../tests/support/redis-modes";
 import { JOBS, MESSAGE_TAG_FIELD, QUEUES, type JobPayload } from "./catalog";

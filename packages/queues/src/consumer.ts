@@ -1,6 +1,6 @@
 import { UnrecoverableError, Worker, type Job } from "bullmq";
 import Ajv from "ajv";
-import { metrics } from "@svc/telemetry";
+import { metrics } from "@svc/metrics";
 import { MESSAGE_TAG_FIELD, messageSchema, type JobName, type JobPayload, type JobsOf, type QueueName } from "./catalog";
 import { traceHandlers } from "./tracing";
 import type { RedisClient } from "./connection";

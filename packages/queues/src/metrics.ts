@@ -1,6 +1,6 @@
 import type { Queue } from "bullmq";
 import type { RedisClient } from "./connection";
-import { metrics, onScrape } from "@svc/telemetry";
+import { metrics, onScrape } from "@svc/metrics";
 
 const STATES = ["waiting", "active", "delayed", "failed"] as const;
 

@@ -1,4 +1,4 @@
-import { metrics } from "@svc/telemetry";
+import { metrics } from "@svc/metrics";
 import { createTestEnv, testFleet, type TestEnv } from "../../../tests/support/env";
 import { redisModes } from "../../../tests/support/redis-modes";
 import { createRedis, waitForRedis, type RedisClient } from "./connection";

@@ -1,6 +1,6 @@
 import Ajv from "ajv";
 import type { Job } from "bullmq";
-import { currentTraceCarrier, tracingEnabled, withSpan } from "@svc/runtime";
+import { currentTraceCarrier, tracingEnabled, withSpan } from "@svc/process";
 import { TraceContext, type JobName, type QueueName } from "./catalog";
 
 /**

@@ -1,5 +1,5 @@
 import cluster from "node:cluster";
-import type { Logger } from "@svc/runtime";
+import type { Logger } from "@svc/process";
 import { createDatabaseProbe, type Store } from "@svc/store";
 import {
   answerPrimary,
@@ -11,7 +11,7 @@ import {
   startOpsServer,
   startProcessMetrics,
   type ReadinessCheck,
-} from "@svc/telemetry";
+} from "@svc/metrics";
 import type { RedisClient } from "@svc/queues";
 
 export type ServiceOps = {
@@ -40,7 +40,7 @@ export function redisCheck(connections: readonly RedisClient[]): ReadinessCheck 
  * METRICS_PORT. Readiness: Postgres answers (on a connection of its own), Redis
  * answers, the service's own checks pass (consumer running, server accepting),
  * and it is not draining. In a node:cluster worker nothing listens: the primary
- * asks this process over IPC (see @svc/telemetry's cluster.ts).
+ * asks this process over IPC (see @svc/metrics's cluster.ts).
  */
 export async function startServiceOps(options: {
   service: string;

@@ -1,6 +1,6 @@
 import type { CommonEnv } from "@svc/config";
 import { createConsumer, createRedis, fleetOf, Producer, watchQueue, type Fleet, type Handlers, type QueueName } from "@svc/queues";
-import { createLogger, ShutdownManager, type Logger } from "@svc/runtime";
+import { createLogger, ShutdownManager, type Logger } from "@svc/process";
 import { createStore, type Store } from "@svc/store";
 import type { RedisClient } from "@svc/queues";
 import { awaitDependencies } from "./dependencies";

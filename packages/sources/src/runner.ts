@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from "ioredis";
 import type { Answer, CheckCode } from "@svc/domain";
-import { metrics, onScrape, sourceOutcome } from "@svc/telemetry";
+import { metrics, onScrape, sourceOutcome } from "@svc/metrics";
 import { CircuitBreaker, routesKey } from "./breaker";
 import { Semaphore } from "./semaphore";
 import { SourceError, type Identifier, type RouteLimits, type Source } from "./types";

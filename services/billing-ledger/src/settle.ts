@@ -1,7 +1,7 @@
 import { countSettlements, notifyDispatcher } from "@svc/flows";
 import type { WorkerContext } from "@svc/service-runner";
 import { KeyedSemaphore, oldestDueSettlementSeconds, reconcileAllAccounts, reservationAccountId, reservationsToSweep, settleReservation, unsettledChunks, withTransaction } from "@svc/store";
-import { metrics, onScrape } from "@svc/telemetry";
+import { metrics, onScrape } from "@svc/metrics";
 
 /**
  * Settlements this process runs at once against one account row; more wait in

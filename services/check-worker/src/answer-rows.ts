@@ -1,7 +1,7 @@
 import { checkDef, coversCountry, isBillable, parseNumber, type Answer, type CheckCode, type CheckResult, type IdentifierStatus } from "@svc/domain";
 import type { CheckRunner, Identifier } from "@svc/sources";
-import type { Logger } from "@svc/runtime";
-import { metrics } from "@svc/telemetry";
+import type { Logger } from "@svc/process";
+import { metrics } from "@svc/metrics";
 import { cacheAnswers, cachedAnswers, identifierHash, type Store } from "@svc/store";
 
 /**

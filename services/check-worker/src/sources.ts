@@ -1,5 +1,5 @@
 import type { RedisClient } from "@svc/queues";
-import type { Logger } from "@svc/runtime";
+import type { Logger } from "@svc/process";
 import type { Store } from "@svc/store";
 import { CheckRunner, NetworkCarrierSource, OfflineCarrierSource, ReportStoreSpamSource, SmtpEmailSource, VendorHttpSource } from "@svc/sources";
 import type { CheckWorkerConfig } from "./config";

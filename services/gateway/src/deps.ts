@@ -1,4 +1,4 @@
-import type { Logger } from "@svc/runtime";
+import type { Logger } from "@svc/process";
 import type { KeyedSemaphore, Store } from "@svc/store";
 import type { CompletionWaiter, Fleet, Producer, RedisClient } from "@svc/queues";
 import type { Resolve } from "@svc/webhooks";

@@ -1,5 +1,5 @@
 import { loadDotEnv } from "@svc/config";
-import { clusterSource, metrics, onScrape, startOpsServer } from "@svc/telemetry";
+import { clusterSource, metrics, onScrape, startOpsServer } from "@svc/metrics";
 import type { BulkIntake } from "./bulk";
 import { loadGatewayConfig } from "./config";
 

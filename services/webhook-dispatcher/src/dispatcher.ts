@@ -1,6 +1,6 @@
-import type { Logger } from "@svc/runtime";
+import type { Logger } from "@svc/process";
 import { jobIdOf, type Producer } from "@svc/queues";
-import { metrics, onScrape } from "@svc/telemetry";
+import { metrics, onScrape } from "@svc/metrics";
 import {
   activateEndpoint,
   deliveryCounts,

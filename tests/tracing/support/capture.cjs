@@ -1,5 +1,5 @@
 // Preloaded into real service processes by the tracing tests (NODE_OPTIONS=--require):
-// starts the services' own tracing module (packages/runtime/dist/tracing/sdk.js, the same
+// starts the services' own tracing module (packages/process/dist/tracing/sdk.js, the same
 // code OTEL_EXPORTER_OTLP_ENDPOINT starts) with an in-memory exporter instead of OTLP.
 // Every span, as exported (that is, after the module's sanitizer), is also appended to
 // $TRACE_CAPTURE_DIR/<service>.jsonl for the test to read. The service's own
@@ -10,8 +10,8 @@ const path = require("node:path");
 
 if (isMainThread && process.env.TRACE_CAPTURE_DIR) {
   const root = path.resolve(__dirname, "..", "..", "..");
-  const { startTracing } = require(path.join(root, "packages", "runtime", "dist", "tracing", "sdk.js"));
-  const { InMemorySpanExporter } = require(require.resolve("@opentelemetry/sdk-trace", { paths: [path.join(root, "packages", "runtime")] }));
+  const { startTracing } = require(path.join(root, "packages", "process", "dist", "tracing", "sdk.js"));
+  const { InMemorySpanExporter } = require(require.resolve("@opentelemetry/sdk-trace", { paths: [path.join(root, "packages", "process")] }));
   // services/<name>/dist/main.js
   const service = path.basename(path.dirname(path.dirname(process.argv[1] ?? "unknown")));
   const file = path.join(process.env.TRACE_CAPTURE_DIR, `${service}.jsonl`);

@@ -1,4 +1,4 @@
-import { withSpan } from "@svc/runtime";
+import { withSpan } from "@svc/process";
 import { isTooManyRecipients } from "./rcpt-rules";
 import { SmtpConnection, SmtpError, type SmtpReply } from "./smtp";
 

@@ -2,7 +2,7 @@ import path from "node:path";
 import { MessageChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
 import { ApiError } from "@svc/contract";
-import { metrics } from "@svc/telemetry";
+import { metrics } from "@svc/metrics";
 import type { GatewayConfig } from "../config";
 import { FairScheduler, Overloaded } from "./fair-scheduler";
 import type { TestUsage } from "@svc/store";

@@ -1,6 +1,6 @@
 import type pg from "pg";
 import type { CheckCode } from "@svc/domain";
-import type { Logger } from "@svc/runtime";
+import type { Logger } from "@svc/process";
 import { keyHashIsLive, listenForCacheInvalidations, liveKeyPrefixPage, type CheckOffer, type KeyRecord } from "@svc/store";
 import { LiveKeySet } from "./live-keys";
 import { TtlCache } from "./ttl-cache";

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from "express";
 import { looksLikeId, newId } from "@svc/domain";
-import type { Logger } from "@svc/runtime";
-import { metrics } from "@svc/telemetry";
+import type { Logger } from "@svc/process";
+import { metrics } from "@svc/metrics";
 
 /**
  * What the access log says about the path: the matched route's template and its

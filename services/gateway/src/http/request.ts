@@ -1,4 +1,4 @@
-import type { Logger } from "@svc/runtime";
+import type { Logger } from "@svc/process";
 import type { IdempotencyClaimRef } from "@svc/store";
 import type { Caller } from "../caller";
 

@@ -1,6 +1,6 @@
 import type { Express, NextFunction, Request, RequestHandler, Response } from "express";
 import { ApiError, validateBody, validateQuery, type RouteDef } from "@svc/contract";
-import { nameServerSpan } from "@svc/runtime";
+import { nameServerSpan } from "@svc/process";
 import type { Caller } from "../caller";
 import { authenticate, requireScope, type AuthDeps } from "./authenticate";
 import { jsonBody } from "./body";

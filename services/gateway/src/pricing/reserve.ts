@@ -15,7 +15,7 @@ import {
   type NewLookup,
   type ReservationRefusal,
 } from "@svc/store";
-import { metrics } from "@svc/telemetry";
+import { metrics } from "@svc/metrics";
 import type { Caller } from "../caller";
 import type { Deps } from "../deps";
 import { nextUtcMidnight, secondsUntilUtcMidnight, utcDay } from "../time";

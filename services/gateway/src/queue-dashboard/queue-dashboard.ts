@@ -5,7 +5,7 @@ import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
 import { ExpressAdapter } from "@bull-board/express";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { createRedis, fleetOf, catalogView, Producer, QUEUES, waitForRedis } from "@svc/queues";
-import { createLogger, excludeServerFromTracing, scrubText, scrubValue, type Logger } from "@svc/runtime";
+import { createLogger, excludeServerFromTracing, scrubText, scrubValue, type Logger } from "@svc/process";
 import { loadGatewayConfig, type GatewayConfig } from "../config";
 
 /**

@@ -1,7 +1,7 @@
 import pg from "pg";
-import type { Logger } from "@svc/runtime";
+import type { Logger } from "@svc/process";
 import { beginReadOnlySnapshot, currentWalPosition, endReadOnlySnapshot, replayedWalPosition } from "@svc/store";
-import { metrics } from "@svc/telemetry";
+import { metrics } from "@svc/metrics";
 
 /** The reads that may go to the replica (the label of svc_db_reads_total). */
 export type ReplicaRead = "lookup" | "results" | "download" | "usage";

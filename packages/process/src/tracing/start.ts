@@ -1,5 +1,5 @@
 /**
- * `@svc/runtime/tracing`: the first import of every service's main.ts (through its
+ * `@svc/process/tracing`: the first import of every service's main.ts (through its
  * `src/tracing.ts`), so the instrumentations are in place before `pg`, `ioredis` and
  * `http` are loaded. Tracing is on only when an OTLP endpoint is configured
  * (OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) and not
