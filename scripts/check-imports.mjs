@@ -58,7 +58,7 @@ const LAYERS = {
   "csv":                { floor: 0, side: "server" }, // reading and writing CSV (csv-parse, csv-stringify)
   "contract":           { floor: 1, side: "server" }, // API schemas, error codes, OpenAPI (over domain)
   "store":              { floor: 1, side: "server" }, // Postgres: every SQL statement
-  "queues":             { floor: 1, side: "server" }, // Redis: queues, job ids, notices
+  "queues":             { floor: 1, side: "server" }, // queues and completion notices on Redis (src/notices/), job ids
   "flows":              { floor: 2, side: "server" }, // business flows more than one service runs (test completion, settlement requests, event notices)
   "service-runner":     { floor: 2, side: "server" }, // a service process's frame: start-up wait, operations port, worker runner, leases
   "sources":            { floor: 2, side: "server" }, // data sources behind the checks

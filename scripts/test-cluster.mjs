@@ -12,7 +12,7 @@ import { run, step } from "./lib.mjs";
 /**
  * What runs on the cluster: everything that moves work through the queues and the
  * completion notices, and the Redis-facing units (queues, sources, the rate limiter).
- * The master-kill tests (tests/fleet/redis-failover, packages/queues/src/notifier-failover) and
+ * The master-kill tests (tests/fleet/redis-failover, packages/queues/src/notices/notifier-failover) and
  * the TLS one (tests/fleet/redis-tls) start clusters of their own in the main run, so they are
  * not repeated here.
  */

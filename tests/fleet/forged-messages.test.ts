@@ -1,6 +1,6 @@
 import { Queue } from "bullmq";
 import request from "supertest";
-import { createRedis, lookupAnswerText, queuePrefix, QUEUES, waitForRedis, type RedisClient } from "@svc/queues";
+import { createRedis, lookupAnswerText, noticeChannels, queuePrefix, QUEUES, waitForRedis, type RedisClient } from "@svc/queues";
 import { routesKey } from "@svc/sources";
 import { createStore, type Store } from "@svc/store";
 import { createTestEnv, testFleet, type TestEnv } from "../support/env";
@@ -42,7 +42,7 @@ afterAll(async () => {
 });
 
 /** Every notice channel name an attacker could use: the one before issue 20, and the fleet's real ones (discoverable with PUBSUB SHARDCHANNELS). */
-const channels = () => [`${env.redisPrefix}:completed`, ...testFleet(env).keys.noticeChannels(env.redisPrefix)];
+const channels = () => [`${env.redisPrefix}:completed`, ...noticeChannels(testFleet(env).keys, env.redisPrefix)];
 
 describe("a forged completion notice", () => {
   it("never answers a waiting lookup: the request answers with what the check-worker stored, billed as such", async () => {

@@ -6,7 +6,7 @@ import calculateSlot = require("cluster-key-slot");
  * A connection to one Redis or to a Redis Cluster. Both speak the same commands;
  * what differs is that on a cluster every Lua script, MULTI and multi-key command
  * must touch keys of one slot (./keys gives every key its hash tag) and pub/sub is
- * sharded (./notifier).
+ * sharded (./notices).
  */
 export type RedisClient = Redis | Cluster;
 

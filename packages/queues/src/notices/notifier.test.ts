@@ -1,9 +1,10 @@
 import { metrics } from "@svc/metrics";
-import { createTestEnv, testFleet, type TestEnv } from "../../../tests/support/env";
-import { redisModes } from "../../../tests/support/redis-modes";
-import { createRedis, waitForRedis, type RedisClient } from "./connection";
-import type { Fleet } from "./fleet";
-import { FleetKeys, NOTICE_MAX_AGE_MS } from "./fleet-keys";
+import { createTestEnv, testFleet, type TestEnv } from "../../../../tests/support/env";
+import { redisModes } from "../../../../tests/support/redis-modes";
+import { createRedis, waitForRedis, type RedisClient } from "../connection";
+import type { Fleet } from "../fleet";
+import { FleetKeys } from "../fleet-keys";
+import { NOTICE_MAX_AGE_MS, noticeChannels, routeTags, sealNotice } from "./seal";
 import { CompletionWaiter, lookupAnswerText, MAX_ANSWER_NOTICE_BYTES, publishCompletion, readLookupAnswer } from "./notifier";
 
 /**
@@ -85,11 +86,11 @@ async function freshWaiter(): Promise<CompletionWaiter> {
 describe("notice channels", () => {
   it("are namespaced by the prefix and by the fleet's key", () => {
     const keys = new FleetKeys("k".repeat(32));
-    const [channel] = keys.noticeChannels("t:abc");
+    const [channel] = noticeChannels(keys, "t:abc");
     expect(channel).toMatch(/^t:abc:completed:[0-9a-f]{16}$/);
-    expect(new FleetKeys("j".repeat(32)).noticeChannels("t:abc")[0]).not.toBe(channel);
+    expect(noticeChannels(new FleetKeys("j".repeat(32)), "t:abc")[0]).not.toBe(channel);
     // While a key is rotated, the waiter listens on both fleets' channels; publishers use the first.
-    expect(new FleetKeys("k".repeat(32), "j".repeat(32)).noticeChannels("t:abc")).toEqual([channel, new FleetKeys("j".repeat(32)).noticeChannels("t:abc")[0]]);
+    expect(noticeChannels(new FleetKeys("k".repeat(32), "j".repeat(32)), "t:abc")).toEqual([channel, noticeChannels(new FleetKeys("j".repeat(32)), "t:abc")[0]]);
   });
 });
 
@@ -197,7 +198,7 @@ describe.each(redisModes())("on %s", (_mode, urlOf) => {
       await waitForRedis(spy);
       const seen: string[] = [];
       spy.on("smessage", (_channel: string, message: string) => seen.push(message));
-      const [channel] = fleet.keys.noticeChannels(env.redisPrefix);
+      const [channel] = noticeChannels(fleet.keys, env.redisPrefix);
       await spy.ssubscribe(channel as string);
       const secret = lookupAnswerText(new Date(), [{ row_no: 1, checks: [{ check: "number.spam", status: "ok", attributes: { risk_level: "high_risk" } }] }]);
       const pending = waiter.waitForAnswer("lkp_Sealed000001", LONG);
@@ -211,17 +212,17 @@ describe.each(redisModes())("on %s", (_mode, urlOf) => {
 
     it.each([
       ["an answer sealed with another key, under the waiter's own routing tag", (id: string, text: string) => {
-        const forged = otherFleet().keys.sealNotice(env.redisPrefix, id, text);
-        const [channel] = fleet.keys.noticeChannels(env.redisPrefix);
-        return { channel: channel as string, message: `${fleet.keys.routeTags(id)[0]} ${forged.message.split(" ")[1]}` };
+        const forged = sealNotice(otherFleet().keys, env.redisPrefix, id, text);
+        const [channel] = noticeChannels(fleet.keys, env.redisPrefix);
+        return { channel: channel as string, message: `${routeTags(fleet.keys, id)[0]} ${forged.message.split(" ")[1]}` };
       }],
-      ["a plain text answer (no seal) under the routing tag", (id: string, text: string) => ({ channel: fleet.keys.noticeChannels(env.redisPrefix)[0] as string, message: `${fleet.keys.routeTags(id)[0]} ${Buffer.from(text).toString("base64url")}` })],
-      ["the id in clear, as notices were before they were sealed", (id: string, text: string) => ({ channel: fleet.keys.noticeChannels(env.redisPrefix)[0] as string, message: `${id} ${text}` })],
+      ["a plain text answer (no seal) under the routing tag", (id: string, text: string) => ({ channel: noticeChannels(fleet.keys, env.redisPrefix)[0] as string, message: `${routeTags(fleet.keys, id)[0]} ${Buffer.from(text).toString("base64url")}` })],
+      ["the id in clear, as notices were before they were sealed", (id: string, text: string) => ({ channel: noticeChannels(fleet.keys, env.redisPrefix)[0] as string, message: `${id} ${text}` })],
       ["a genuine notice of another lookup, moved under this one's tag", (id: string, text: string) => {
-        const genuine = fleet.keys.sealNotice(env.redisPrefix, "lkp_SomeoneElse01", text);
-        return { channel: genuine.channel, message: `${fleet.keys.routeTags(id)[0]} ${genuine.message.split(" ")[1]}` };
+        const genuine = sealNotice(fleet.keys, env.redisPrefix, "lkp_SomeoneElse01", text);
+        return { channel: genuine.channel, message: `${routeTags(fleet.keys, id)[0]} ${genuine.message.split(" ")[1]}` };
       }],
-      ["a genuine notice sealed longer ago than NOTICE_MAX_AGE_MS (a replay)", (id: string, text: string) => fleet.keys.sealNotice(env.redisPrefix, id, text, Date.now() - NOTICE_MAX_AGE_MS - 1_000)],
+      ["a genuine notice sealed longer ago than NOTICE_MAX_AGE_MS (a replay)", (id: string, text: string) => sealNotice(fleet.keys, env.redisPrefix, id, text, Date.now() - NOTICE_MAX_AGE_MS - 1_000)],
     ])("ignores %s: the waiter is neither woken nor answered, and the refusal is counted", async (_, forge) => {
       const id = `lkp_Forge${String(Math.floor(Math.random() * 1e7)).padStart(7, "0")}`;
       const forgedAnswer = lookupAnswerText(new Date(), [{ row_no: 1, checks: [{ check: "number.spam", status: "ok", attributes: { risk_level: "no_reports" } }] }]);
@@ -232,7 +233,7 @@ describe.each(redisModes())("on %s", (_mode, urlOf) => {
       const { value, ms } = await pending;
       expect(value).toEqual({ woken: false });
       expect(ms).toBeGreaterThanOrEqual(590);
-      if (message.startsWith(fleet.keys.routeTags(id)[0] as string)) expect((await metrics.noticesRefused().get()).values[0]?.value).toBe(refusedBefore + 1);
+      if (message.startsWith(routeTags(fleet.keys, id)[0] as string)) expect((await metrics.noticesRefused().get()).values[0]?.value).toBe(refusedBefore + 1);
     });
 
     it("opens a notice sealed with the key being rotated (FLEET_MESSAGE_KEY_ACCEPT)", async () => {

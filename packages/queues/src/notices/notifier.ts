@@ -1,5 +1,6 @@
-import type { RedisClient } from "./connection";
-import type { Fleet } from "./fleet";
+import type { RedisClient } from "../connection";
+import type { Fleet } from "../fleet";
+import { noticeChannels, openNotice, routeTags, sealNotice } from "./seal";
 
 /**
  * Completion notices over Redis sharded pub/sub (SPUBLISH/SSUBSCRIBE, Redis 7), so a
@@ -12,7 +13,7 @@ import type { Fleet } from "./fleet";
  * once at its deadline, so a lost notice (a failover moving the channel's shard)
  * costs latency, never correctness.
  *
- * Notices are sealed with the fleet's key (FleetKeys): one that does not open — sent
+ * Notices are sealed with the fleet's key (./seal.ts): one that does not open — sent
  * by anyone else who can write to Redis, or by another fleet — is dropped unread, and
  * a subscriber sees neither the id nor the answer.
  */
@@ -27,7 +28,7 @@ export const MAX_ANSWER_NOTICE_BYTES = 16 * 1024;
 /** Announces `id` complete; `answer` (JSON text) travels with it, sealed, when it fits MAX_ANSWER_NOTICE_BYTES. */
 export async function publishCompletion(redis: RedisClient, fleet: Fleet, id: string, answer?: string): Promise<void> {
   const carried = answer !== undefined && Buffer.byteLength(answer) <= MAX_ANSWER_NOTICE_BYTES ? answer : undefined;
-  const { channel, message } = fleet.keys.sealNotice(fleet.prefix, id, carried);
+  const { channel, message } = sealNotice(fleet.keys, fleet.prefix, id, carried);
   await redis.spublish(channel, message);
 }
 
@@ -78,7 +79,7 @@ export class CompletionWaiter {
     private readonly fleet: Fleet,
     private readonly onRefused: () => void = () => undefined,
   ) {
-    this.channels = fleet.keys.noticeChannels(fleet.prefix);
+    this.channels = noticeChannels(fleet.keys, fleet.prefix);
   }
 
   async start(): Promise<void> {
@@ -91,7 +92,7 @@ export class CompletionWaiter {
       const tag = space < 0 ? message : message.slice(0, space);
       const set = this.waiters.get(tag);
       if (!set) return;
-      const opened = space < 0 ? null : this.fleet.keys.openNotice(channel, tag, message.slice(space + 1));
+      const opened = space < 0 ? null : openNotice(this.fleet.keys, channel, tag, message.slice(space + 1));
       if (!opened) {
         this.onRefused();
         return;
@@ -117,7 +118,7 @@ export class CompletionWaiter {
     // An already-aborted signal never fires "abort" again: answer now instead of at the timeout.
     if (ms <= 0 || this.closed || signal?.aborted) return Promise.resolve(NOT_WOKEN);
     // Filed under the id's tag for every accepted key (two while a key is rotated).
-    const tags = this.fleet.keys.routeTags(id);
+    const tags = routeTags(this.fleet.keys, id);
     return new Promise((resolve) => {
       const finish = (wake: Wake) => {
         clearTimeout(timer);

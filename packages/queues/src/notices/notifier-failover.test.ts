@@ -1,8 +1,9 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { runClusterDir, startCluster, stopCluster } from "../../../tests/support/redis-cluster";
-import { createRedis, isCluster, slotOf, waitForRedis, type RedisClient } from "./connection";
-import { FleetKeys } from "./fleet-keys";
+import { runClusterDir, startCluster, stopCluster } from "../../../../tests/support/redis-cluster";
+import { createRedis, isCluster, slotOf, waitForRedis, type RedisClient } from "../connection";
+import { FleetKeys } from "../fleet-keys";
+import { noticeChannels } from "./seal";
 import { CompletionWaiter, publishCompletion } from "./notifier";
 
 /**
@@ -13,7 +14,7 @@ import { CompletionWaiter, publishCompletion } from "./notifier";
  */
 const PREFIX = "notice-failover";
 const FLEET = { prefix: PREFIX, keys: new FleetKeys("notice-failover-test-key-0123456789abcdef") };
-const CHANNEL = FLEET.keys.noticeChannels(PREFIX)[0] as string;
+const CHANNEL = noticeChannels(FLEET.keys, PREFIX)[0] as string;
 let dir: string;
 let clusterUrl: string;
 let publisher: RedisClient;
