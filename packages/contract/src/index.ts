@@ -4,6 +4,7 @@ export * from "./routes";
 export * from "./validation";
 export * from "./openapi";
 export * from "./schemas/common";
+export * from "./schemas/checks";
 export * from "./schemas/lookup";
 export * from "./schemas/catalog";
 export * from "./schemas/jobs";

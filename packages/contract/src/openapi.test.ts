@@ -2,7 +2,9 @@ import { spawnSync } from "node:child_process";
 import { pathToFileURL } from "node:url";
 import Ajv2020 from "ajv/dist/2020";
 import addFormats from "ajv-formats";
-import { ERROR_CODE_LIST } from "./error-codes";
+import { CHECKS, CHECK_CODES, PUBLIC_SANDBOX_KEY, SCOPES, TEST_PROFILES } from "@svc/domain";
+import { ERROR_CODE_LIST, ERROR_CODES } from "./error-codes";
+import { CHECK_ATTRIBUTES } from "./schemas/checks";
 import { buildOpenApi, OPEN_ENUM_KEYWORD } from "./openapi";
 import { ROUTES, type RouteDef } from "./routes";
 import { EVENT_TYPES } from "./schemas/webhooks";
@@ -132,6 +134,17 @@ function sentSchemas(document: Json): Array<{ at: string; schema: Json }> {
   ];
 }
 
+/** ajv (JSON Schema 2020-12, as OpenAPI 3.1) over the document's components: `c-<Name>` validates with component Name. */
+function documentAjv(document: Json): { ajv: Ajv2020; rewrite: (value: unknown) => unknown } {
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats(ajv);
+  // The document's $refs point at #/components/schemas; serve them from $defs.
+  const rewrite = (value: unknown): unknown => JSON.parse(JSON.stringify(value).replaceAll("#/components/schemas/", "doc#/$defs/"));
+  ajv.addSchema(rewrite({ $id: "doc", $defs: document.components.schemas }) as object, "doc");
+  for (const [name, schema] of Object.entries(document.components.schemas as Json)) ajv.addSchema(rewrite(schema) as object, `c-${name}`);
+  return { ajv, rewrite };
+}
+
 describe("buildOpenApi", () => {
   it("is OpenAPI 3.1.0 with a 1.x.y info.version and the given server", () => {
     expect(doc.openapi).toBe("3.1.0");
@@ -169,12 +182,13 @@ describe("buildOpenApi", () => {
     }
   });
 
-  it("resolves every $ref in the document to an entry of components.schemas", () => {
+  it("resolves every $ref in the document to an entry of components.schemas or components.headers", () => {
     const refs = collectRefs(doc);
     expect(refs.length).toBeGreaterThan(0);
     const dangling = refs.filter(({ ref }) => {
-      const name = /^#\/components\/schemas\/([^/]+)$/.exec(ref)?.[1];
-      return !name || !(name in schemas) || !schemas[name] || typeof schemas[name] !== "object";
+      const [, kind, name] = /^#\/components\/(schemas|headers)\/([^/]+)$/.exec(ref) ?? [];
+      const target = kind && name ? doc.components[kind]?.[name] : undefined;
+      return !target || typeof target !== "object";
     });
     expect(dangling).toEqual([]);
   });
@@ -309,16 +323,11 @@ describe("buildOpenApi", () => {
     });
 
     it("a client validating with the document accepts a code and a status added later", () => {
-      const ajv = new Ajv2020({ strict: false, allErrors: true });
-      addFormats(ajv);
-      ajv.addSchema({ $id: "doc", $defs: schemas }, "doc");
-      // The document's $refs point at #/components/schemas; serve them from $defs.
-      const rewrite = (value: unknown): unknown => JSON.parse(JSON.stringify(value).replaceAll("#/components/schemas/", "doc#/$defs/"));
-      for (const [name, schema] of Object.entries(schemas)) ajv.addSchema(rewrite(schema) as object, `c:${name}`);
+      const { ajv, rewrite } = documentAjv(doc);
       const error = { error: { code: "brand_new_code", message: "m", status: 418, retryable: false, param: null, doc_url: "https://x.test/docs/errors#brand_new_code", request_id: "req_1" } };
-      expect(ajv.validate("c:Error", error)).toBe(true);
+      expect(ajv.validate("c-Error", error)).toBe(true);
       const result = { service: "number.future", status: "rate_capped", registered: null, attributes: null, cached: false, billed: false, checked_at: null };
-      expect(ajv.validate("c:CheckResult", result)).toBe(true);
+      expect(ajv.validate("c-CheckResult", result)).toBe(true);
       // The same checks fail against a closed enum, which is what the document had before.
       const closed = JSON.parse(JSON.stringify(schemas.Error)) as Json;
       closed.properties.error.properties.code = { type: "string", enum: ERROR_CODE_LIST };
@@ -330,6 +339,137 @@ describe("buildOpenApi", () => {
       expect(checks.enum).toEqual(expect.arrayContaining(["number.spam", "spam"]));
       const format = ((op("get", "/v1/jobs/{id}/download")?.parameters ?? []) as Json[]).find((p) => p.name === "format");
       expect(format?.schema.enum).toEqual(["csv", "ndjson"]);
+    });
+  });
+
+  describe("the answer of every check", () => {
+    const checkResult = schemas.CheckResult as Json;
+    const componentOf = (code: string) => `${code.split(/[._]/).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("")}Attributes`;
+
+    it("has one named attributes component per check code, reached from CheckResult.attributes", () => {
+      const alternatives = (checkResult.properties.attributes.anyOf as Json[]).map((a) => a.$ref ?? a.type);
+      expect(alternatives).toEqual([...CHECK_CODES.map((c) => `#/components/schemas/${componentOf(c)}`), "#/components/schemas/OtherCheckAttributes", "null"]);
+      for (const code of CHECK_CODES) {
+        const component = schemas[componentOf(code)] as Json;
+        expect([code, component?.type, component?.["x-check-code"]]).toEqual([code, "object", code]);
+        // Open: a new attribute is additive.
+        expect([code, component.additionalProperties]).toEqual([code, undefined]);
+        expect(component.description).toContain(CHECKS[code].registered);
+        expect(component.description).toContain(CHECKS[code].billing);
+      }
+    });
+
+    it("ties each check code to its schema with if/then, so an unknown code stays valid", () => {
+      expect(checkResult.allOf).toEqual(
+        CHECK_CODES.map((code) => ({
+          if: { properties: { service: { const: code } }, required: ["service"] },
+          then: { properties: { attributes: { anyOf: [{ $ref: `#/components/schemas/${componentOf(code)}` }, { type: "null" }] } } },
+        })),
+      );
+    });
+
+    it("agrees with the domain catalog (what GET /v1/services lists): names, order, JSON types, known values, descriptions", () => {
+      const jsonType = (schema: Json): string => {
+        if (Array.isArray(schema.anyOf)) return (schema.anyOf as Json[]).map(jsonType).join("|");
+        return String(schema.type);
+      };
+      for (const code of CHECK_CODES) {
+        const component = schemas[componentOf(code)] as Json;
+        const props = Object.entries((component.properties ?? {}) as Json) as Array<[string, Json]>;
+        const fromDoc = props.map(([name, p]) => ({ name, type: jsonType(p), description: p.description, values: p[OPEN_ENUM_KEYWORD] ?? p.anyOf?.[0]?.[OPEN_ENUM_KEYWORD] }));
+        const fromDomain = CHECKS[code].attributes.map((a) => ({ name: a.name, type: a.type, description: a.description, values: a.values }));
+        expect([code, fromDoc.map(({ description, ...rest }) => ({ ...rest, description: String(description).split(" Known values:")[0] }))]).toEqual([code, fromDomain]);
+        // The TypeBox source agrees too (the SDK's types come from it).
+        expect([code, Object.keys(CHECK_ATTRIBUTES[code].properties)]).toEqual([code, CHECKS[code].attributes.map((a) => a.name)]);
+      }
+    });
+
+    it("says what registered means for every check, and what summary.registered counts", () => {
+      const registered = checkResult.properties.registered as Json;
+      for (const code of CHECK_CODES) expect(registered.description).toContain(`\`${code}\`: ${CHECKS[code].registered}`);
+      expect(registered.description).toMatch(/scam number answers true/);
+      const summary = (schemas.Lookup as Json).properties.summary.properties.registered as Json;
+      expect(summary.description).toMatch(/over every check and row together/);
+      expect(summary.description).toContain("number.spam");
+    });
+
+    it("validates every documented test-mode answer, and refuses an attribute of the wrong type", () => {
+      const { ajv } = documentAjv(doc);
+      let validated = 0;
+      for (const profile of TEST_PROFILES) {
+        for (const [service, answer] of Object.entries(profile.answers)) {
+          const result = { service, ...answer, cached: false, billed: false, checked_at: "2026-11-01T00:00:00Z" };
+          expect([profile.value, service, ajv.validate("c-CheckResult", result), ajv.errorsText(ajv.errors)]).toEqual([profile.value, service, true, "No errors"]);
+          validated += 1;
+        }
+      }
+      expect(validated).toBeGreaterThan(20);
+      const spam = { service: "number.spam", status: "ok", registered: true, attributes: { risk_level: "high", risk_score: "80" }, cached: false, billed: true, checked_at: null };
+      expect(ajv.validate("c-CheckResult", spam)).toBe(false);
+      const mailbox = { service: "email", status: "ok", registered: true, attributes: { catch_all: "no" }, cached: false, billed: true, checked_at: null };
+      expect(ajv.validate("c-CheckResult", mailbox)).toBe(false);
+    });
+
+    it("a client validating with the document accepts a new check code, a new attribute and a new attribute value", () => {
+      const { ajv } = documentAjv(doc);
+      const base = { status: "ok", registered: true, cached: false, billed: true, checked_at: null };
+      expect(ajv.validate("c-CheckResult", { ...base, service: "rcs", attributes: { capable: true } })).toBe(true);
+      expect(ajv.validate("c-CheckResult", { ...base, service: "number.spam", attributes: { risk_level: "severe", risk_score: 99, new_signal: "x" } })).toBe(true);
+      expect(ajv.validate("c-CheckResult", { ...base, service: "carrier", attributes: { line_type: "satellite", carrier: null, country: "US", carrier_source: "registry" } })).toBe(true);
+    });
+  });
+
+  describe("authentication, explained in the document", () => {
+    const scheme = doc.components.securitySchemes.bearerKey as Json;
+
+    it("says how to get each kind of key, with the public sandbox key written out", () => {
+      for (const text of [PUBLIC_SANDBOX_KEY, "Authorization: Bearer <API_KEY>", `${BASE}/get-test-key`, "POST /v1/test-keys", "npm run admin -- key create", "svc_test_", "svc_live_", "svc_agent_"]) {
+        expect([text, scheme.description.includes(text)]).toEqual([text, true]);
+      }
+    });
+
+    it("lists every scope with what it grants and the operations it opens", () => {
+      for (const scope of SCOPES) {
+        const row = (scheme.description as string).split("\n").find((line) => line.startsWith(`| \`${scope}\` |`));
+        expect([scope, row !== undefined]).toEqual([scope, true]);
+        for (const route of ROUTES.filter((r) => r.scopes?.includes(scope))) expect([scope, row?.includes(`${route.method.toUpperCase()} ${route.path}`)]).toEqual([scope, true]);
+      }
+    });
+
+    it("points at it from info.description, with the sandbox key", () => {
+      expect(doc.info.description).toContain("`bearerKey` security scheme");
+      expect(doc.info.description).toContain(PUBLIC_SANDBOX_KEY);
+    });
+  });
+
+  describe("response headers and names", () => {
+    const responses = Object.entries(doc.paths as Json).flatMap(([path, item]) =>
+      Object.entries(item as Json).flatMap(([method, operation]) => Object.entries((operation as Json).responses as Json).map(([status, r]) => ({ at: `${method} ${path} ${status}`, status, r: r as Json }))),
+    );
+
+    it("declares X-Request-Id on every response, errors included", () => {
+      expect(responses.length).toBeGreaterThan(100);
+      expect(responses.filter(({ r }) => r.headers?.["X-Request-Id"]?.$ref !== "#/components/headers/X-Request-Id").map(({ at }) => at)).toEqual([]);
+    });
+
+    it("declares Retry-After on every 429 and 503, and on no other status but the idempotency 409", () => {
+      const missing = responses.filter(({ status, r }) => (status === "429" || status === "503") && !r.headers?.["Retry-After"]);
+      expect(missing.map(({ at }) => at)).toEqual([]);
+      const others = responses.filter(({ status, r }) => status !== "429" && status !== "503" && r.headers?.["Retry-After"]).map(({ at }) => at);
+      expect(others.sort()).toEqual(ROUTES.filter((r) => r.errors.includes("idempotency_request_in_progress")).map((r) => `${r.method} ${r.path} 409`).sort());
+      // Only the codes the gateway sends it with.
+      for (const code of ["rate_limited", "daily_cap_reached", "spend_cap_reached", "temporarily_unavailable"] as const) expect([429, 503]).toContain(ERROR_CODES[code].status);
+    });
+
+    it("gives the webhook endpoint operations a tag other than the events' Webhooks section", () => {
+      const tags = (doc.tags as Json[]).map((t) => t.name as string);
+      expect(tags).toContain("Webhook endpoints");
+      expect(tags.map((t) => t.toLowerCase())).not.toContain("webhooks");
+    });
+
+    it.each(ROUTES.map((r) => [r.operationId, r.summary] as [string, string]))("titles %s with a short summary (%s)", (_, summary) => {
+      expect(summary.length).toBeLessThanOrEqual(30);
+      expect(summary).toMatch(/^[A-Z][^.;:()]*[^.\s]$/);
     });
   });
 

@@ -1,13 +1,15 @@
 import type { TSchema } from "@sinclair/typebox";
+import { CHECK_CODES, DEFAULT_SCOPES, PUBLIC_SANDBOX_KEY, SANDBOX_SCOPES, SCOPES, type Scope } from "@svc/domain";
 import { ERROR_CODES, ERROR_GUIDANCE } from "./error-codes";
 import { ROUTES, type RouteDef } from "./routes";
 import { ServiceSchema } from "./schemas/catalog";
+import { CHECK_ATTRIBUTES } from "./schemas/checks";
 import { CheckResultSchema, ErrorSchema, MoneySchema, ResultRowSchema } from "./schemas/common";
 import { ProgressSchema } from "./schemas/jobs";
 import { EVENT_PAYLOADS } from "./schemas/webhooks";
 
 /** Bumped on every additive change to v1 (minor) or fix (patch); never a breaking change. */
-export const API_VERSION = "1.0.0";
+export const API_VERSION = "1.1.0";
 
 type Json = Record<string, unknown>;
 
@@ -43,11 +45,18 @@ function schemaRef(schema: TSchema, components: Record<string, unknown>): unknow
   return { $ref: `#/components/schemas/${id}` };
 }
 
-const HEADER_DOCS: Record<string, Json> = {
-  Location: { description: "URL of the created or pending object.", schema: { type: "string" } },
-  "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer" } },
-  "Content-Disposition": { description: "attachment; filename=…", schema: { type: "string" } },
+/** Response headers, declared once under components.headers and referred to by name. */
+const HEADERS: Record<string, Json> = {
+  "X-Request-Id": { description: "This request's id (`req_…`); error bodies repeat it as `error.request_id`. Quote it when asking for help.", schema: { type: "string", pattern: "^req_" } },
+  "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer", minimum: 0 } },
+  Location: { description: "URL of the created or pending object.", schema: { type: "string", format: "uri" } },
+  "Content-Disposition": { description: "`attachment; filename=…`", schema: { type: "string" } },
+  "Idempotent-Replayed": { description: "`true` when this is a stored response replayed for a repeated Idempotency-Key.", schema: { type: "string", enum: ["true"] } },
 };
+const headerRef = (name: string): Json => ({ $ref: `#/components/headers/${name}` });
+
+/** The error codes that the gateway answers with `Retry-After` (every 429 and 503, and the in-progress 409). */
+const RETRY_AFTER_CODES = new Set<string>(["rate_limited", "daily_cap_reached", "spend_cap_reached", "temporarily_unavailable", "idempotency_request_in_progress"]);
 
 function operation(route: RouteDef, components: Record<string, unknown>): Json {
   const parameters: Json[] = [];
@@ -70,9 +79,12 @@ function operation(route: RouteDef, components: Record<string, unknown>): Json {
   const responses: Json = {};
   for (const [status, def] of Object.entries(route.responses)) {
     const r: Json = { description: def.description };
-    const headers: Json = { "X-Request-Id": { description: "Request id (`req_…`), also in error.request_id.", schema: { type: "string" } } };
-    for (const h of def.headers ?? []) headers[h] = HEADER_DOCS[h] ?? { schema: { type: "string" } };
-    if (route.idempotent) headers["Idempotent-Replayed"] = { description: "`true` when this is a stored response replayed for a repeated Idempotency-Key.", schema: { type: "string" } };
+    const headers: Json = { "X-Request-Id": headerRef("X-Request-Id") };
+    for (const h of def.headers ?? []) {
+      if (!HEADERS[h]) throw new Error(`${route.operationId}: undocumented response header ${h}`);
+      headers[h] = headerRef(h);
+    }
+    if (route.idempotent) headers["Idempotent-Replayed"] = headerRef("Idempotent-Replayed");
     r.headers = headers;
     if (def.schema) r.content = { [def.contentType ?? "application/json"]: { schema: schemaRef(def.schema, components) } };
     else if (def.contentType) r.content = { [def.contentType]: { schema: { type: "string" } } };
@@ -85,9 +97,18 @@ function operation(route: RouteDef, components: Record<string, unknown>): Json {
     byStatus.set(s, [...(byStatus.get(s) ?? []), code]);
   }
   for (const [status, codes] of byStatus) {
-    if (responses[String(status)]) continue;
+    const existing = responses[String(status)] as Json | undefined;
+    const retryAfter = codes.filter((c) => RETRY_AFTER_CODES.has(c));
+    if (existing) {
+      if (retryAfter.length > 0) (existing.headers as Json)["Retry-After"] = headerRef("Retry-After");
+      continue;
+    }
+    const headers: Json = { "X-Request-Id": headerRef("X-Request-Id") };
+    if (retryAfter.length === codes.length) headers["Retry-After"] = headerRef("Retry-After");
+    else if (retryAfter.length > 0) headers["Retry-After"] = { ...HEADERS["Retry-After"], description: `Seconds to wait before retrying; sent with ${retryAfter.map((c) => `\`${c}\``).join(", ")}.` };
     responses[String(status)] = {
       description: `Error object; code ${codes.map((c) => `\`${c}\``).join(", ")}.`,
+      headers,
       content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
     };
   }
@@ -117,7 +138,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   Lookups: "Real-time checks of up to 100 numbers and e-mail addresses, answered within `wait` seconds or polled.",
   "Bulk jobs": "Up to 50,000 identifiers per job: estimate, create (JSON or CSV), follow progress, page through or download results.",
   Account: "Balance, limits and usage of the account the key belongs to.",
-  Webhooks: "Webhook endpoints: where signed events are delivered (the events themselves are listed under Webhooks).",
+  "Webhook endpoints": "Where signed events are delivered: create, verify, test and delete endpoints. The events themselves and their payloads are listed under Webhooks.",
   Catalog: "The checks this API offers, with prices and coverage.",
   Keys: "Personal test keys for people who solve a proof-of-work challenge.",
   System: "Health and this document.",
@@ -197,6 +218,54 @@ function openResponseEnums(paths: Json, webhooks: Json, components: Record<strin
   for (const name of reachableComponents(sent, components)) components[name] = openEnums(components[name]);
 }
 
+/** What each scope grants, in words; the operations it opens are listed from ROUTES. */
+const SCOPE_GRANTS: Record<Scope, string> = {
+  "lookup:write": "real-time lookups, and reading every lookup of the account (of the key's mode)",
+  "jobs:write": "estimating, creating and cancelling bulk jobs (and purging a finished job's results)",
+  "jobs:read": "reading the jobs this key created: status, result pages, downloads",
+  "jobs:read_all": "reading every job of the account in the key's mode, not only the key's own",
+  "account:read": "balance, limits and usage",
+  "webhooks:manage": "creating, changing, testing, listing and deleting webhook endpoints",
+};
+
+/** The `bearerKey` scheme's text: the header, how to get a key, the kinds of key and every scope. */
+function authDescription(baseUrl: string): string {
+  const scopeRows = SCOPES.map((scope) => {
+    const ops = ROUTES.filter((r) => r.scopes?.includes(scope)).map((r) => `\`${r.method.toUpperCase()} ${r.path}\``);
+    return `| \`${scope}\` | ${SCOPE_GRANTS[scope]} | ${ops.join(", ")} |`;
+  });
+  const list = (scopes: readonly Scope[]) => scopes.map((x) => `\`${x}\``).join(", ");
+  return [
+    "Send the key in the `Authorization` header of every request: `Authorization: Bearer <API_KEY>`. Keys in the query string are refused. A missing, malformed, unknown, revoked or expired key, or a call from outside the key's IP allowlist, is `401 unauthorized` (all alike on purpose); a key without the operation's scope is `403 insufficient_scope`.",
+    "**Getting a key**",
+    [
+      `- **Public sandbox key**, published on purpose, to try the API now: \`${PUBLIC_SANDBOX_KEY}\`. Test mode; answers only the documented test numbers and addresses (others: \`403 sandbox_magic_only\`), at most 30 requests a minute and 1,000 a day per IP address, jobs of at most 10 rows, no webhooks. Scopes: ${list(SANDBOX_SCOPES)}.`,
+      `- **Personal test key** (\`svc_test_…\`), free, any number: fill in the page [${baseUrl}/get-test-key](${baseUrl}/get-test-key), or call \`GET /v1/test-keys/challenge\` and \`POST /v1/test-keys\` (no key needed). Shown once; it has every scope, \`webhooks:manage\` included.`,
+      "- **Keys of an account** (test, live or agent), made by the operator of the service on its server: `npm run admin -- key create --account <account id> --mode test` (or `--mode live`, `--mode agent --scopes …`). Shown once.",
+    ].join("\n"),
+    "**Kinds of key** (by prefix)",
+    [
+      "- `svc_test_…`: test mode: fixed answers from documented test values, never reaches a real network, never billed.",
+      "- `svc_live_…`: live mode: real checks, billed per conclusive answer; test values are refused (`400 test_number_only`).",
+      "- `svc_agent_…`: for AI agents and the MCP server: live checks, only the scopes it was issued with, and a daily spend cap.",
+    ].join("\n"),
+    `**Scopes.** Test and live keys made without a list get ${list(DEFAULT_SCOPES)} (not \`webhooks:manage\`, which is granted on purpose); agent keys have exactly the scopes issued. Each operation names the scope it needs.`,
+    ["| Scope | Grants | Operations |", "|---|---|---|", ...scopeRows].join("\n"),
+  ].join("\n\n");
+}
+
+/**
+ * Ties a check code to its attributes schema: for each known code, `if service is
+ * the code then attributes is its schema or null`. A code added later matches no
+ * `if`, so its attributes need only be an object (docs/api-decisions.md#check-answers).
+ */
+function checkAttributesByService(): Json[] {
+  return CHECK_CODES.map((code) => ({
+    if: { properties: { service: { const: code } }, required: ["service"] },
+    then: { properties: { attributes: { anyOf: [{ $ref: `#/components/schemas/${CHECK_ATTRIBUTES[code].$id}` }, { type: "null" }] } } },
+  }));
+}
+
 /**
  * The OpenAPI 3.1 document, built from the same route table and schemas the gateway
  * validates with. Decisions the spec leaves open are written into descriptions.
@@ -227,6 +296,7 @@ export function buildOpenApi(baseUrl: string): Json {
     };
   }
   openResponseEnums(paths, webhooks, components);
+  (components.CheckResult as Json).allOf = checkAttributesByService();
   const errorsPage = `${baseUrl}/docs/errors`;
   const errorCode = (((components.Error as Json).properties as Json).error as Json).properties as Json;
   errorCode.code = { ...(errorCode.code as Json), description: `${(errorCode.code as Json).description} What each one means: [Error codes](${errorsPage}).` };
@@ -238,7 +308,9 @@ export function buildOpenApi(baseUrl: string): Json {
       description: [
         "Checks phone numbers and e-mail addresses: spam risk, reachability, WhatsApp and Signal registration, carrier, and mailbox existence.",
         "Money: US dollars; amounts are decimal strings with 2 to 6 fraction digits (`{\"amount\": \"0.0025\", \"currency\": \"USD\"}`); `max_cost.amount` also accepts a JSON number.",
+        `Authentication: \`Authorization: Bearer <API_KEY>\`. To try it now, use the public sandbox key \`${PUBLIC_SANDBOX_KEY}\` (documented test values only), or get a personal test key at [${baseUrl}/get-test-key](${baseUrl}/get-test-key). How to get each kind of key and what every scope grants: the \`bearerKey\` security scheme (Authentication).`,
         "Modes: keys `svc_test_…` (fixed data, never billed), `svc_live_…` and `svc_agent_…` (real checks, billed per conclusive answer). Test values: docs/test-mode.md.",
+        "Answers: every check result carries `service`, `status`, `registered` and `attributes`; the attributes of each check, and what `registered` means for it, are the `…Attributes` schemas (NumberSpamAttributes, EmailAttributes, …).",
         `Errors: every non-2xx response is \`{error: {code, message, status, retryable, param, suggestion?, doc_url, request_id}}\`; branch on \`code\`, falling back to the HTTP status for a code you do not know. Every code, its status, whether to retry and what to do: [Error codes](${errorsPage}).`,
         "Versioning: v1 in the path; additive changes only within v1 (new endpoints, optional fields, response fields, error codes, enum values, check codes, event types). Enums in responses and events are open lists: their known values are documented, and a client treats an unknown one as unknown. Deprecated operations answer with `Deprecation`, `Sunset` and `Link` headers.",
       ].join("\n\n"),
@@ -251,8 +323,9 @@ export function buildOpenApi(baseUrl: string): Json {
     components: {
       schemas: components,
       securitySchemes: {
-        bearerKey: { type: "http", scheme: "bearer", description: "`Authorization: Bearer <API_KEY>`. Keys in the query string are refused." },
+        bearerKey: { type: "http", scheme: "bearer", bearerFormat: "API key (svc_test_…, svc_live_… or svc_agent_…)", description: authDescription(baseUrl) },
       },
+      headers: HEADERS,
       "x-error-codes": Object.fromEntries(Object.entries(ERROR_CODES).map(([code, v]) => [code, { ...v, guidance: ERROR_GUIDANCE[code as keyof typeof ERROR_CODES] }])),
     },
   };

@@ -1,4 +1,7 @@
 import { CHECKS, CHECK_CODES, checkDef, resolveCheck } from "./checks";
+import { lineTypeName } from "./phone";
+import { scoreSpam } from "./spam-score";
+import { TEST_SPAM_EVIDENCE } from "./test-mode";
 
 describe("check catalog", () => {
   it("defines every check code under its own code", () => {
@@ -63,6 +66,47 @@ describe("check catalog", () => {
         expect(a.type).toMatch(/^(string|integer|boolean)(\|null)?$/);
         expect(a.description.length).toBeGreaterThan(0);
       }
+    }
+  });
+});
+
+describe("what each check's answer means", () => {
+  it("says for every check what registered true, false and null mean, and which answers are billed", () => {
+    for (const code of CHECK_CODES) {
+      const def = checkDef(code);
+      expect([code, def.registered.length > 20, def.billing.length > 20]).toEqual([code, true, true]);
+      if (code !== "carrier") for (const word of ["true", "false", "null"]) expect([code, def.registered.includes(word)]).toEqual([code, true]);
+    }
+    // A scam number answers registered: true for number.spam: say so.
+    expect(checkDef("number.spam").registered).toMatch(/^true: spam or nuisance reports are held/);
+    expect(checkDef("carrier").registered).toMatch(/^Always null/);
+    expect(checkDef("email").registered).toContain("catch-all");
+  });
+
+  it("lists the known values of every enumerated string attribute, and lists them in its description too", () => {
+    const enumerated = CHECK_CODES.flatMap((code) => checkDef(code).attributes.filter((a) => a.values).map((a) => `${code}.${a.name}`));
+    expect(enumerated.sort()).toEqual(["carrier.carrier_source", "carrier.line_type", "number.hlr.status", "number.spam.risk_level"]);
+    for (const code of CHECK_CODES) {
+      for (const a of checkDef(code).attributes.filter((x) => x.values)) {
+        expect(a.type.startsWith("string")).toBe(true);
+        for (const v of a.values ?? []) expect([code, a.name, a.description.includes(v)]).toEqual([code, a.name, true]);
+      }
+    }
+  });
+
+  it("names every line type the numbering data can give (the carrier source answers lineTypeName's values)", () => {
+    const values = checkDef("carrier").attributes.find((a) => a.name === "line_type")?.values ?? [];
+    for (const type of ["MOBILE", "FIXED_LINE", "FIXED_LINE_OR_MOBILE", "VOIP", "TOLL_FREE", "PREMIUM_RATE", "SHARED_COST", "PERSONAL_NUMBER", "PAGER", "UAN", "VOICEMAIL", undefined] as const) {
+      expect(values).toContain(lineTypeName(type));
+    }
+  });
+
+  it("scores spam into one of the documented risk levels, registered exactly when reports are held", () => {
+    const levels = checkDef("number.spam").attributes.find((a) => a.name === "risk_level")?.values ?? [];
+    for (const [value, evidence] of Object.entries(TEST_SPAM_EVIDENCE)) {
+      const answer = scoreSpam(evidence);
+      expect([value, levels.includes(String(answer.attributes?.risk_level))]).toEqual([value, true]);
+      expect([value, answer.registered]).toEqual([value, answer.attributes?.risk_level !== "no_reports"]);
     }
   });
 });

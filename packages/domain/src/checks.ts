@@ -7,7 +7,12 @@ export const CHECK_CODES = ["number.spam", "number.hlr", "whatsapp", "carrier", 
 export type CheckCode = (typeof CHECK_CODES)[number];
 export type InputKind = "number" | "email";
 
-export type AttributeDef = { name: string; type: string; description: string };
+/**
+ * One attribute of a check's answer. `type` is a JSON type, `|null` when it may be
+ * null; `values` lists the known values of a string attribute (an open list: new
+ * values are an additive change, so clients treat an unknown one as unknown).
+ */
+export type AttributeDef = { name: string; type: string; description: string; values?: string[] };
 
 export type CheckDef = {
   code: CheckCode;
@@ -20,6 +25,10 @@ export type CheckDef = {
   description: string;
   countries: readonly string[] | null;
   attributes: readonly AttributeDef[];
+  /** What `registered` says for this check: true, false and null. */
+  registered: string;
+  /** Which answers are conclusive (`status: ok`, billed unless cached or in test mode). */
+  billing: string;
   /** How long a conclusive live answer is reused (and not billed) for the same identifier. */
   cacheTtlSeconds: number;
 };
@@ -37,7 +46,7 @@ export const CHECKS: Readonly<Record<CheckCode, CheckDef>> = {
       "Whether the number appears in spam and nuisance-call reports: regulator actions, government complaint data, community reports and numbers recently offered as unassigned. Report-based: no_reports means no reports are held, not that the number is safe.",
     countries: ["US", "CA", "DE"],
     attributes: [
-      { name: "risk_level", type: "string", description: "high, medium, low or no_reports" },
+      { name: "risk_level", type: "string", description: "high, medium, low or no_reports", values: ["high", "medium", "low", "no_reports"] },
       { name: "risk_score", type: "integer", description: "0-100, higher = more reports" },
       bool("reason_regulator", "a regulator took action against the number"),
       bool("reason_government", "government complaint data lists the number"),
@@ -49,6 +58,9 @@ export const CHECKS: Readonly<Record<CheckCode, CheckDef>> = {
       { name: "last_seen", type: "string|null", description: "YYYY-MM of the newest report that counts" },
       { name: "sources", type: "integer", description: "number of independent signal classes" },
     ],
+    registered:
+      "true: spam or nuisance reports are held for the number (risk_level high, medium or low), so a scam number answers true; false: no reports are held (risk_level no_reports), which does not mean the number is safe; null: no answer (status other than ok).",
+    billing: "Every risk_level, no_reports included, is a conclusive answer (status ok) and billed; unknown and unsupported_country (numbers outside US, CA, DE) are free.",
     cacheTtlSeconds: 24 * 3600,
   },
   "number.hlr": {
@@ -60,13 +72,15 @@ export const CHECKS: Readonly<Record<CheckCode, CheckDef>> = {
     description: "Live home-network query: whether the number is reachable, ported or roaming (yes/no only, no location).",
     countries: null,
     attributes: [
-      { name: "status", type: "string", description: "reachable, unreachable, invalid or unknown" },
+      { name: "status", type: "string", description: "reachable, unreachable, invalid or unknown", values: ["reachable", "unreachable", "invalid", "unknown"] },
       bool("ported", "the number was ported to another network"),
       bool("roaming", "the subscriber is roaming (no location is given)"),
       { name: "network", type: "string|null", description: "current network name" },
       { name: "mcc_mnc", type: "string|null", description: "mobile country and network code" },
       { name: "country", type: "string|null", description: "ISO 3166-1 alpha-2 country of the network" },
     ],
+    registered: "true: the home network answers the number as reachable; false: unreachable (switched off or out of coverage); null: the network says the number is invalid (attributes.status invalid), or no answer.",
+    billing: "An answer from the home network (attributes.status reachable, unreachable or invalid) is conclusive and billed; no answer is unknown and free.",
     cacheTtlSeconds: 3600,
   },
   whatsapp: {
@@ -78,6 +92,8 @@ export const CHECKS: Readonly<Record<CheckCode, CheckDef>> = {
     description: "Whether the number has a WhatsApp account, and whether it is a business account.",
     countries: null,
     attributes: [bool("business", "the account is a WhatsApp Business account")],
+    registered: "true: the number has a WhatsApp account; false: it has none; null: no answer.",
+    billing: "A registered or not-registered answer is conclusive and billed; no answer is unknown and free.",
     cacheTtlSeconds: 7 * 24 * 3600,
   },
   carrier: {
@@ -90,15 +106,23 @@ export const CHECKS: Readonly<Record<CheckCode, CheckDef>> = {
       "Line type, original carrier and country from numbering-plan and number-block allocation data (NANPA, Bundesnetzagentur, Ofcom). The carrier is the one the number's block was allocated to; a ported number may be served by another (carrier_source says which kind of answer it is).",
     countries: null,
     attributes: [
-      { name: "line_type", type: "string", description: "mobile, fixed_line, fixed_line_or_mobile, voip, toll_free, premium_rate, shared_cost, personal_number, pager, uan, voicemail or unknown" },
+      {
+        name: "line_type",
+        type: "string",
+        description: "mobile, fixed_line, fixed_line_or_mobile, voip, toll_free, premium_rate, shared_cost, personal_number, pager, uan, voicemail or unknown",
+        values: ["mobile", "fixed_line", "fixed_line_or_mobile", "voip", "toll_free", "premium_rate", "shared_cost", "personal_number", "pager", "uan", "voicemail", "unknown"],
+      },
       { name: "carrier", type: "string|null", description: "carrier the number range was assigned to" },
       { name: "country", type: "string|null", description: "ISO 3166-1 alpha-2 country of the number" },
       {
         name: "carrier_source",
         type: "string|null",
         description: "allocation: the carrier the number's block was originally allocated to (a ported number may differ); network: the network serving the number now, from porting data; null when no carrier is named",
+        values: ["allocation", "network"],
       },
     ],
+    registered: "Always null: carrier says nothing about registration; its answer is in the attributes.",
+    billing: "An answer naming a line type or a carrier is conclusive and billed; a number about which the numbering data says neither is unknown and free.",
     cacheTtlSeconds: 30 * 24 * 3600,
   },
   "signal.registered": {
@@ -110,6 +134,8 @@ export const CHECKS: Readonly<Record<CheckCode, CheckDef>> = {
     description: "Whether the number is registered with Signal. Bulk jobs only.",
     countries: null,
     attributes: [],
+    registered: "true: the number is registered with Signal; false: it is not; null: no answer.",
+    billing: "A registered or not-registered answer is conclusive and billed; no answer is unknown and free.",
     cacheTtlSeconds: 7 * 24 * 3600,
   },
   email: {
@@ -126,6 +152,9 @@ export const CHECKS: Readonly<Record<CheckCode, CheckDef>> = {
       bool("disposable", "the domain belongs to a disposable-address provider"),
       bool("mx_found", "the domain publishes mail exchangers (or an address record used as fallback)"),
     ],
+    registered:
+      "true: the mailbox exists (the mail server accepted the address and refused a random one); false: it does not (the server refused the address, or the domain receives no mail); null: a catch-all domain (attributes.catch_all true) or no answer.",
+    billing: "Exists, does not exist and catch-all (registered null, catch_all true) are conclusive and billed; a server that does not answer clearly is unknown and free.",
     cacheTtlSeconds: 24 * 3600,
   },
 };

@@ -58,7 +58,7 @@ export const UsageQuery = Type.Object(
   {
     from: Type.String({ format: "date", description: "First UTC day (YYYY-MM-DD)." }),
     to: Type.String({ format: "date", description: "Last UTC day, inclusive; at most 366 days after `from`." }),
-    group_by: Type.Optional(Type.String({ enum: ["day", "check"], default: "day" })),
+    group_by: Type.Optional(Type.String({ enum: ["day", "check"], default: "day", description: "`day`: one entry per UTC day of the range, zero-filled; `check`: one entry per check." })),
   },
   { additionalProperties: false },
 );

@@ -10,7 +10,15 @@ export const ServiceSchema = Type.Object(
     bulk: Type.Boolean({ description: "Allowed in bulk jobs." }),
     description: Type.String(),
     countries: Nullable(Type.Array(Type.String(), { description: "Supported countries; null = all." })),
-    attributes: Type.Array(Type.Object({ name: Type.String(), type: Type.String(), description: Type.String() })),
+    attributes: Type.Array(
+      Type.Object({
+        name: Type.String(),
+        type: Type.String({ description: "JSON type: `string`, `integer` or `boolean`, with `|null` when the attribute may be null." }),
+        description: Type.String(),
+        values: Type.Optional(Type.Array(Type.String(), { description: "Known values of a string attribute; an open list (new values may be added within v1)." })),
+      }),
+      { description: "What a conclusive answer of this check carries in `attributes`; the same as the check's `…Attributes` schema in this document." },
+    ),
     prices: Type.Object(
       { live: Type.Ref(MoneySchema), test: Type.Ref(MoneySchema) },
       { description: "Price per conclusive answer by mode (agent keys use live prices). Test mode is never billed." },

@@ -1,8 +1,9 @@
-import { Type, type TSchema } from "@sinclair/typebox";
+import { Type, type SchemaOptions, type TSchema } from "@sinclair/typebox";
 import { CHECK_CODES, CHECK_STATUSES, CHECKS } from "@svc/domain";
 import { ERROR_CODE_LIST } from "../error-codes";
+import { CHECK_ATTRIBUTES, OtherCheckAttributes, REGISTERED_DESCRIPTION } from "./checks";
 
-export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+export const Nullable = <T extends TSchema>(schema: T, options: SchemaOptions = {}) => Type.Union([schema, Type.Null()], options);
 
 /** Every accepted check name: codes and aliases. */
 export const CHECK_NAMES = [...CHECK_CODES, ...Object.values(CHECKS).flatMap((c) => c.aliases)];
@@ -66,8 +67,15 @@ export const CheckResultSchema = Type.Object(
       description:
         "`ok` = conclusive answer (billed unless cached). Free: `pending` (still running), `unknown`, `unsupported_country`, `invalid`, `duplicate`, `suppressed`, `cancelled`. Treat unknown future values as non-conclusive.",
     }),
-    registered: Nullable(Type.Boolean({ description: "Whether the identifier is registered with the service; null when not known or not applicable." })),
-    attributes: Nullable(Type.Record(Type.String(), Type.Unknown(), { description: "The check's attributes, see GET /v1/services." })),
+    registered: Nullable(Type.Boolean(), { description: REGISTERED_DESCRIPTION }),
+    // One schema per check code, picked by `service`; open, so a check code or an
+    // attribute added within v1 still validates (docs/api-decisions.md#check-answers).
+    // Typed as a plain object: narrow with CheckAttributes<code> after reading `service`.
+    attributes: Type.Unsafe<Record<string, unknown> | null>({
+      anyOf: [...Object.values(CHECK_ATTRIBUTES), OtherCheckAttributes, { type: "null" }],
+      description:
+        "The check's answer in detail: the schema named after the check in `service` (`number.spam` → NumberSpamAttributes, …); an object for a check added later (its attributes are listed by GET /v1/services); null when `status` is not `ok`.",
+    }),
     cached: Type.Boolean({ description: "Answered from the cache; never billed." }),
     billed: Type.Boolean(),
     checked_at: Nullable(Type.String({ format: "date-time" })),

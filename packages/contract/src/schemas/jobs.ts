@@ -97,11 +97,11 @@ export const ResultsPageSchema = Type.Object(
 
 export const ResultsQuery = Type.Object(
   {
-    registered: Type.Optional(Type.String({ enum: ["true", "false", "null"] })),
-    status: Type.Optional(Type.String({ maxLength: 40 })),
+    registered: Type.Optional(Type.String({ enum: ["true", "false", "null"], description: "Only rows whose answer for `service` has this `registered` value." })),
+    status: Type.Optional(Type.String({ maxLength: 40, description: "Only rows whose `service` check has this status (`ok`, `unknown`, …)." })),
     service: Type.Optional(CheckName),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: "Rows per page: default 100, maximum 1000." })),
-    after: Type.Optional(Type.String({ maxLength: 500 })),
+    after: Type.Optional(Type.String({ maxLength: 500, description: "Cursor: the previous page's `next_cursor`, unchanged (same filters)." })),
   },
   { additionalProperties: false },
 );

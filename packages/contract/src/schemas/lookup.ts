@@ -19,9 +19,12 @@ export const LookupRequest = Type.Object(
 
 export const LookupSummary = Type.Object({
   total: Type.Integer({ description: "Rows." }),
-  registered: Type.Integer({ description: "Checks answering registered = true." }),
-  not_registered: Type.Integer({ description: "Checks answering registered = false." }),
-  unknown: Type.Integer({ description: "Checks answering registered = null." }),
+  registered: Type.Integer({
+    description:
+      "Check answers with `registered: true`, over every check and row together, whatever the check: for `number.spam` that is a number with spam reports held, for `email` a mailbox that exists, for `whatsapp` an account. Count per check from `results` when the checks mean different things.",
+  }),
+  not_registered: Type.Integer({ description: "Check answers with `registered: false`, over every check and row together." }),
+  unknown: Type.Integer({ description: "Check answers with `registered: null`: no yes/no answer (`carrier`, a catch-all mailbox) or no conclusive answer." }),
 });
 
 export const LookupSchema = Type.Object(

@@ -1,5 +1,6 @@
 import { Type, type TObject, type TSchema } from "@sinclair/typebox";
 import { MoneySchema, Nullable } from "./common";
+import { LookupSummary } from "./lookup";
 
 export const EVENT_TYPES = [
   "lookup.completed",
@@ -76,7 +77,7 @@ export const EVENT_PAYLOADS = {
       id: Type.String(),
       status: Type.Literal("completed"),
       livemode: Type.Boolean(),
-      summary: Type.Object({ total: Type.Integer(), registered: Type.Integer(), not_registered: Type.Integer(), unknown: Type.Integer() }),
+      summary: LookupSummary,
     }),
   ),
   "job.completed": EventEnvelope(
