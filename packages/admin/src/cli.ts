@@ -3,10 +3,12 @@ import { loadDotEnv } from "@svc/config";
 import { createStore, type Store } from "@svc/store";
 import { loadAdminConfig } from "./config";
 import { CliError, runCommand } from "./commands";
+import { CommandOutput } from "./output";
 
 /**
  * Operator CLI: `npm run admin -- <resource> <action> [--flags]`. Prints exactly
- * one JSON object on stdout; on bad input prints a message on stderr and exits 2.
+ * one JSON object on stdout (or the table `--format table` asks for); on bad input
+ * prints a message on stderr and exits 2; `doctor` exits 3 when a check cannot answer live.
  */
 async function main(argv: string[]): Promise<number> {
   loadDotEnv();
@@ -15,7 +17,11 @@ async function main(argv: string[]): Promise<number> {
     const config = loadAdminConfig();
     if (!process.env.DATABASE_URL) process.stderr.write(`${defaultDatabaseNotice(config.DATABASE_URL)}\n`);
     store = createStore({ databaseUrl: config.DATABASE_URL, poolSize: 2, applicationName: "admin-cli" });
-    const result = await runCommand(argv, { store, secret: config.KEY_HASH_SECRET, now: () => new Date() });
+    const result = await runCommand(argv, { store, secret: config.KEY_HASH_SECRET, now: () => new Date(), routes: config });
+    if (result instanceof CommandOutput) {
+      process.stdout.write(`${result.text ?? JSON.stringify(result.json, null, 2)}\n`);
+      return result.exitCode;
+    }
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     return 0;
   } catch (err) {

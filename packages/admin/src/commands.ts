@@ -10,9 +10,12 @@ import { checkSwitch, priceSet } from "./commands/prices";
 import { ledgerReconcile } from "./commands/reconcile";
 import { spamImport } from "./commands/spam-import";
 import { webhookAttempts, webhookRedeliver } from "./commands/webhooks";
+import { doctor } from "./commands/doctor";
+import { liveAccessApprove, liveAccessDecline, liveAccessList } from "./commands/live-access";
+import type { CommandOutput } from "./output";
 
 export { CliError };
-type Command = (args: string[], ctx: CliContext) => Promise<Record<string, unknown>>;
+type Command = (args: string[], ctx: CliContext) => Promise<Record<string, unknown> | CommandOutput>;
 
 const COMMANDS: Record<string, Command> = {
   "account create": accountCreate,
@@ -29,6 +32,10 @@ const COMMANDS: Record<string, Command> = {
   "carrier import": carrierImport,
   "webhook attempts": webhookAttempts,
   "webhook redeliver": webhookRedeliver,
+  "live-access list": liveAccessList,
+  "live-access approve": liveAccessApprove,
+  "live-access decline": liveAccessDecline,
+  doctor,
 };
 
 export const USAGE = `usage: npm run admin -- <command> [--flags]
@@ -49,11 +56,19 @@ export const USAGE = `usage: npm run admin -- <command> [--flags]
                            (replaces all of that source's number blocks with the files'; see docs/carrier-importers.md)
   webhook attempts --event ID                                (every delivery of an event and each attempt)
   webhook redeliver --event ID                               (send the event again, same webhook-id)
+  live-access list [--status pending|approved|declined|all] [--limit N] [--reveal]
+                           (requests from /get-test-key, oldest first; e-mail addresses masked unless --reveal)
+  live-access approve --id ID [--note TEXT] [--reveal]       (issues a live key on the request's account, shown once)
+  live-access decline --id ID --reason TEXT [--reveal]
+  doctor [--account ID] [--no-probe] [--format json|table]   (which checks answer live and what the others miss;
+                           reads the check-workers' VENDOR_*, SMTP_*, DNS_* settings; exit 3 when one cannot answer)
 Amounts are US dollars, e.g. 25 or 12.50.`;
 
-export async function runCommand(argv: string[], ctx: CliContext): Promise<Record<string, unknown>> {
-  const name = argv.slice(0, 2).join(" ");
+export async function runCommand(argv: string[], ctx: CliContext): Promise<Record<string, unknown> | CommandOutput> {
+  // A command is one word (`doctor`) or two (`key create`).
+  const words = argv[0] !== undefined && COMMANDS[argv[0]] ? 1 : 2;
+  const name = argv.slice(0, words).join(" ");
   const command = COMMANDS[name];
   if (!command) throw new CliError(`unknown command${name ? ` "${name}"` : ""}\n${USAGE}`);
-  return command(argv.slice(2), ctx);
+  return command(argv.slice(words), ctx);
 }

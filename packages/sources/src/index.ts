@@ -7,3 +7,5 @@ export * from "./spam-reports";
 export * from "./carrier-offline";
 export * from "./carrier-network";
 export * from "./email";
+export * from "./settings";
+export * from "./vendor-probe";

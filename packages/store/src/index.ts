@@ -26,3 +26,5 @@ export * from "./check-prices";
 export * from "./account-settings";
 export * from "./ledger-summary";
 export * from "./event-header";
+export * from "./live-access";
+export * from "./live-readiness";

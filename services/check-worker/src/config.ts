@@ -1,4 +1,5 @@
 import { commonEnv, ConfigError, loadConfig, opsEnv, Type, workerEnv } from "@svc/config";
+import { sourceRoutesEnv } from "@svc/sources";
 
 export const CheckWorkerEnv = Type.Object({
   ...commonEnv,
@@ -28,44 +29,8 @@ export const CheckWorkerEnv = Type.Object({
   RETENTION_LINGER_DAYS: Type.Integer({ minimum: 0, maximum: 62, default: 31 }),
   /** Keys the identifier hashes of the answer cache, so cached rows cannot be reversed by enumeration. */
   CACHE_HASH_SECRET: Type.String({ minLength: 32 }),
-  /** Vendor routes for whatsapp, signal.registered and number.hlr (docs/vendor-contract.md), tried in order. */
-  VENDOR_PRIMARY_URL: Type.Optional(Type.String({ pattern: "^https?://" })),
-  VENDOR_PRIMARY_KEY: Type.String({ default: "" }),
-  VENDOR_SECONDARY_URL: Type.Optional(Type.String({ pattern: "^https?://" })),
-  VENDOR_SECONDARY_KEY: Type.String({ default: "" }),
-  VENDOR_TIMEOUT_MS: Type.Integer({ minimum: 50, maximum: 60_000, default: 5_000 }),
-  VENDOR_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 10_000, default: 200 }),
-  VENDOR_RETRIES: Type.Integer({ minimum: 0, maximum: 5, default: 2 }),
-  /**
-   * carrier: ask the vendor routes' hlr service for the network serving each number now
-   * (porting data) before answering from allocation data. Off by default: every carrier
-   * check then costs a vendor HLR query.
-   */
-  CARRIER_NETWORK_LOOKUPS: Type.Boolean({ default: false }),
-  /** E-mail probe: our public host name (EHLO) and return address (MAIL FROM). Unset = no e-mail route. */
-  SMTP_HELO_NAME: Type.Optional(Type.String({ minLength: 1, maxLength: 253 })),
-  SMTP_MAIL_FROM: Type.String({ default: "" }),
-  SMTP_PORT: Type.Integer({ minimum: 1, maximum: 65535, default: 25 }),
-  SMTP_CONNECT_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 10_000 }),
-  SMTP_STEP_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 20_000 }),
-  SMTP_DEADLINE_MS: Type.Integer({ minimum: 200, maximum: 300_000, default: 40_000 }),
-  SMTP_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 10_000, default: 100 }),
-  /** Politeness (docs/check-quality.md): simultaneous sessions per mail server address in this process. */
-  SMTP_MAX_SESSIONS_PER_MX: Type.Integer({ minimum: 1, maximum: 50, default: 2 }),
-  /** Recipients of one domain asked in one session (plus one catch-all probe). */
-  SMTP_MAX_RCPTS_PER_SESSION: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
-  /** No new session to a server for this long after it answered 421 (or 4xx before RCPT). */
-  SMTP_MX_BACKOFF_MS: Type.Integer({ minimum: 0, maximum: 3_600_000, default: 120_000 }),
-  /** Upgrade probe sessions with STARTTLS when offered (opportunistic, certificate not verified). */
-  SMTP_STARTTLS: Type.Boolean({ default: true }),
-  /** Resolvers for MX lookups, "ip" or "ip:port", comma-separated; empty = the system's. */
-  DNS_SERVERS: Type.String({ default: "" }),
-  DNS_TIMEOUT_MS: Type.Integer({ minimum: 50, maximum: 60_000, default: 5_000 }),
-  /**
-   * Development and tests only: let the probe connect to private and loopback mail
-   * servers. Refused when NODE_ENV is production.
-   */
-  SMTP_ALLOW_PRIVATE_ADDRESSES: Type.Boolean({ default: false }),
+  /** The routes of the checks: vendors, the e-mail probe, DNS (the admin CLI's `doctor` reads the same). */
+  ...sourceRoutesEnv,
 });
 
 export function loadCheckWorkerConfig(env: NodeJS.ProcessEnv = process.env) {

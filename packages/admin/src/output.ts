@@ -1,0 +1,20 @@
+/**
+ * What a command that says more than one JSON object can return: the JSON (printed
+ * unless `text` is given, e.g. `--format table`) and the exit code to end with
+ * (`doctor` exits 3 when a check cannot answer live). Its own module so commands
+ * and cli.ts share it without importing each other.
+ */
+export class CommandOutput {
+  constructor(
+    readonly json: Record<string, unknown>,
+    readonly text: string | null = null,
+    readonly exitCode = 0,
+  ) {}
+}
+
+/** Fixed-width columns, a header and a rule; cells are single-line text. */
+export function renderTable(headers: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: readonly string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join("  ").trimEnd();
+  return [line(headers), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
+}
