@@ -439,6 +439,8 @@ describe("buildOpenApi", () => {
     it("points at it from info.description, with the sandbox key", () => {
       expect(doc.info.description).toContain("`bearerKey` security scheme");
       expect(doc.info.description).toContain(PUBLIC_SANDBOX_KEY);
+      // Shown where every reference shows it (Scalar does not show a scheme's description).
+      expect(doc.info.description).toContain(`## Authentication\n\n${scheme.description}`);
     });
   });
 

@@ -308,11 +308,14 @@ export function buildOpenApi(baseUrl: string): Json {
       description: [
         "Checks phone numbers and e-mail addresses: spam risk, reachability, WhatsApp and Signal registration, carrier, and mailbox existence.",
         "Money: US dollars; amounts are decimal strings with 2 to 6 fraction digits (`{\"amount\": \"0.0025\", \"currency\": \"USD\"}`); `max_cost.amount` also accepts a JSON number.",
-        `Authentication: \`Authorization: Bearer <API_KEY>\`. To try it now, use the public sandbox key \`${PUBLIC_SANDBOX_KEY}\` (documented test values only), or get a personal test key at [${baseUrl}/get-test-key](${baseUrl}/get-test-key). How to get each kind of key and what every scope grants: the \`bearerKey\` security scheme (Authentication).`,
+        `Authentication: \`Authorization: Bearer <API_KEY>\`. To try it now, use the public sandbox key \`${PUBLIC_SANDBOX_KEY}\` (documented test values only), or get a personal test key at [${baseUrl}/get-test-key](${baseUrl}/get-test-key). How to get each kind of key and what every scope grants: [Authentication](#description/authentication) below, also the \`bearerKey\` security scheme's description.`,
         "Modes: keys `svc_test_…` (fixed data, never billed), `svc_live_…` and `svc_agent_…` (real checks, billed per conclusive answer). Test values: docs/test-mode.md.",
         "Answers: every check result carries `service`, `status`, `registered` and `attributes`; the attributes of each check, and what `registered` means for it, are the `…Attributes` schemas (NumberSpamAttributes, EmailAttributes, …).",
         `Errors: every non-2xx response is \`{error: {code, message, status, retryable, param, suggestion?, doc_url, request_id}}\`; branch on \`code\`, falling back to the HTTP status for a code you do not know. Every code, its status, whether to retry and what to do: [Error codes](${errorsPage}).`,
         "Versioning: v1 in the path; additive changes only within v1 (new endpoints, optional fields, response fields, error codes, enum values, check codes, event types). Enums in responses and events are open lists: their known values are documented, and a client treats an unknown one as unknown. Deprecated operations answer with `Deprecation`, `Sunset` and `Link` headers.",
+        // The same text as the bearerKey scheme's: references that do not show a scheme's
+        // description (Scalar shows only "Auth Required") show this section.
+        `## Authentication\n\n${authDescription(baseUrl)}`,
       ].join("\n\n"),
     },
     externalDocs: { description: "Error codes: status, retryability and what to do", url: errorsPage },
