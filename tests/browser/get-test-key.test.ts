@@ -1,3 +1,4 @@
+import { execFile } from "node:child_process";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { startTestGateway, type TestGateway } from "../support/gateway";
 import { launchChromium, watchedPage } from "./chromium";
@@ -60,6 +61,21 @@ describe("/get-test-key in Chromium", () => {
     expect(await page.locator("#progress-text").innerText()).toMatch(/^Puzzle solved after \d[\d,]* attempts \(about 16 expected\)\.$/);
     expect(Number(await page.locator("#progress-bar").getAttribute("max"))).toBe(16);
     expect(await page.locator("#progress-bar").evaluate((el) => (el as HTMLProgressElement).value)).toBeGreaterThan(0);
+
+    // The next step: the first call, with this key, pasted into a shell as shown, answers.
+    const call = await page.locator("#first-call").innerText();
+    expect(call).toContain(`Bearer ${shown}`);
+    expect(call.startsWith(`curl -s ${gw.url}/v1/lookup \\\n`)).toBe(true);
+    const pasted = await new Promise<{ code: number; stdout: string }>((resolve) =>
+      execFile("sh", ["-c", call], { encoding: "utf8", timeout: 15_000 }, (err, stdout) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout })),
+    );
+    expect(pasted.code).toBe(0);
+    const answer = JSON.parse(pasted.stdout) as { livemode: boolean; results: Array<{ input: string; checks: Array<{ service: string; status: string }> }> };
+    expect(answer).toMatchObject({ livemode: false, results: [{ input: "+12025550100", checks: [{ service: "number.spam", status: "ok" }, { service: "whatsapp", status: "ok" }] }] });
+    // …and where to go from there.
+    const links = await page.locator("#next-links a").evaluateAll((as) => as.map((a) => a.getAttribute("href")));
+    expect(links).toEqual(["/docs/test-mode", "/docs", "/docs/going-live"]);
+    expect(await page.locator("#live-access").innerText()).toMatch(/reviewed by hand/);
 
     await page.click("#copy");
     // The Clipboard API answers asynchronously: wait for the page to say it is done.

@@ -1,6 +1,8 @@
 // Fetches a proof-of-work challenge, has Web Workers solve it (pow-worker.js, on
 // crypto.subtle) while this page shows the progress and stays responsive, posts the form
-// with the solution as challenge_token, and shows the key once with a copy button.
+// with the solution as challenge_token, and shows the key once with a copy button,
+// then the next step: a first lookup to paste (with the new key and a test number) and
+// where the test values, the reference and the way to live access are.
 (function () {
   "use strict";
   var form = document.getElementById("form");
@@ -46,6 +48,63 @@
     out.appendChild(p);
     out.appendChild(row);
     out.appendChild(status);
+  }
+
+  // The first call to paste into a terminal: the documented clean test number, two checks.
+  function firstCall(key) {
+    return "curl -s " + window.location.origin + "/v1/lookup \\\n" +
+      "  -H \"Authorization: Bearer " + key + "\" \\\n" +
+      "  -H \"Content-Type: application/json\" \\\n" +
+      "  -d '{\"numbers\": [\"+12025550100\"], \"checks\": [\"number.spam\", \"whatsapp\"]}'";
+  }
+
+  function link(href, text) {
+    var a = document.createElement("a");
+    a.href = href;
+    a.textContent = text;
+    return a;
+  }
+
+  function showNextStep(key, liveAccess) {
+    var next = document.createElement("section");
+    next.id = "next";
+    var h = document.createElement("h2");
+    h.textContent = "Next: your first lookup";
+    var intro = document.createElement("p");
+    intro.textContent = "Paste this into a terminal. +12025550100 is a test number: it answers as a clean mobile number, every time, and nothing is billed.";
+    var pre = document.createElement("pre");
+    var code = document.createElement("code");
+    code.id = "first-call";
+    code.textContent = firstCall(key);
+    pre.appendChild(code);
+    var copy = document.createElement("button");
+    copy.id = "copy-call";
+    copy.type = "button";
+    copy.textContent = "Copy the command";
+    copy.addEventListener("click", function () {
+      copyText(code.textContent, code).then(function () { copy.textContent = "Copied"; }, function () { copy.textContent = "Select and copy it by hand"; });
+    });
+    var more = document.createElement("p");
+    more.id = "next-links";
+    more.appendChild(document.createTextNode("Every test value and its answer: "));
+    more.appendChild(link("/docs/test-mode", "test mode"));
+    more.appendChild(document.createTextNode(". Every operation, with samples: "));
+    more.appendChild(link("/docs", "the API reference"));
+    more.appendChild(document.createTextNode(". From test to live answers: "));
+    more.appendChild(link("/docs/going-live", "going live"));
+    more.appendChild(document.createTextNode("."));
+    next.appendChild(h);
+    next.appendChild(intro);
+    next.appendChild(pre);
+    next.appendChild(copy);
+    next.appendChild(more);
+    if (liveAccess && liveAccess.note) {
+      var live = document.createElement("p");
+      live.id = "live-access";
+      live.textContent = liveAccess.note;
+      next.appendChild(live);
+    }
+    out.appendChild(next);
   }
 
   // The asynchronous Clipboard API; where it is refused, the older selection + copy command.
@@ -154,7 +213,10 @@
       })
       .then(function (r) { return r.json(); })
       .then(function (j) {
-        if (j.key) showKey(j.key);
+        if (j.key) {
+          showKey(j.key);
+          showNextStep(j.key, j.live_access);
+        }
         else show((j.error && j.error.message) || "Something went wrong.");
       })
       .catch(function (err) { show(err && err.shown ? err.message : "Could not reach the service. Please try again."); })
