@@ -51,7 +51,7 @@ const HEADERS: Record<string, Json> = {
   "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer", minimum: 0 } },
   Location: { description: "URL of the created or pending object.", schema: { type: "string", format: "uri" } },
   "Content-Disposition": { description: "`attachment; filename=…`", schema: { type: "string" } },
-  "Idempotent-Replayed": { description: "`true` when this is a stored response replayed for a repeated Idempotency-Key.", schema: { type: "string", enum: ["true"] } },
+  "Idempotent-Replayed": { description: "`true` when this is a stored response replayed for a repeated Idempotency-Key.", schema: { type: "string" } },
 };
 const headerRef = (name: string): Json => ({ $ref: `#/components/headers/${name}` });
 

@@ -310,7 +310,7 @@ const OPERATIONS = routeTable([
     path: "/v1/test-keys",
     tag: "Keys",
     summary: "Create a test key",
-    description: "Gives a personal test key; no authentication. At most 3 keys per e-mail address per 30 days, and 3 requests per network per UTC day whatever the result (IPv6 counted per /64). The request also asks for live access, reviewed by hand.",
+    description: "Gives a personal test key; no authentication. At most 3 keys per e-mail address per 30 days, and 3 requests per network per UTC day whatever the result (IPv6 counted per /64). The request also asks for live access: the operator lists and answers these requests (`npm run admin -- live-access list`, `… approve`, `… decline`).",
     auth: "none",
     body: TestKeyRequest,
     query: Empty,
