@@ -53,6 +53,9 @@ export const COMPOSE_SECRETS = {
   // 32 bytes, base64 (the gateway and the dispatcher refuse anything else).
   DATA_ENCRYPTION_KEY: () => randomBytes(32).toString("base64"),
   GRAFANA_ADMIN_PASSWORD: () => randomBytes(18).toString("base64url"),
+  // The vendor key of the check-workers' primary route; in compose the vendor
+  // simulator's (development). With a real vendor, put its key here.
+  VENDOR_PRIMARY_KEY: () => randomBytes(24).toString("hex"),
 };
 
 /**

@@ -143,8 +143,9 @@ describe("scripts/compose-env.mjs", () => {
       "ADMIN_REDIS_PASSWORD",
     ];
     expect(Object.keys(va).sort()).toEqual(
-      [...passwords, "CACHE_HASH_SECRET", "DATA_ENCRYPTION_KEY", "FLEET_MESSAGE_KEY", "GRAFANA_ADMIN_PASSWORD", "KEY_HASH_SECRET"].sort(),
+      [...passwords, "CACHE_HASH_SECRET", "DATA_ENCRYPTION_KEY", "FLEET_MESSAGE_KEY", "GRAFANA_ADMIN_PASSWORD", "KEY_HASH_SECRET", "VENDOR_PRIMARY_KEY"].sort(),
     );
+    expect(va.VENDOR_PRIMARY_KEY).toMatch(/^[0-9a-f]{48}$/);
     expect(va.KEY_HASH_SECRET).toMatch(/^[0-9a-f]{64}$/);
     expect(va.CACHE_HASH_SECRET).toMatch(/^[0-9a-f]{64}$/);
     for (const key of ["DATA_ENCRYPTION_KEY", "FLEET_MESSAGE_KEY"]) {
@@ -225,7 +226,7 @@ describe("scripts/compose-env.mjs", () => {
 
 describe("docker/compose.yaml", () => {
   it("every long-running service has a healthcheck", () => {
-    expect(longRunning.sort()).toEqual([...FLEET_NAMES, "postgres", "redis", ...observability].sort());
+    expect(longRunning.sort()).toEqual([...FLEET_NAMES, "postgres", "redis", "vendor-simulator", ...observability].sort());
     for (const name of longRunning) {
       const hc = services[name]!.healthcheck;
       expect({ name, test: Array.isArray(hc?.test) && hc.test[0] === "CMD" && hc.test.length > 1 && hc.disable !== true }).toEqual({ name, test: true });
@@ -302,12 +303,13 @@ describe("docker/compose.yaml", () => {
       "redis-acl": ["ADMIN_REDIS_PASSWORD", ...FLEET_NAMES.map(rd)],
       migrate: ["POSTGRES_OWNER_PASSWORD", ...FLEET_NAMES.map(db)],
       gateway: [db("gateway"), rd("gateway"), "FLEET_MESSAGE_KEY", "KEY_HASH_SECRET", "CACHE_HASH_SECRET", "DATA_ENCRYPTION_KEY"],
-      "check-worker": [db("check-worker"), rd("check-worker"), "FLEET_MESSAGE_KEY", "CACHE_HASH_SECRET"],
+      "check-worker": [db("check-worker"), rd("check-worker"), "FLEET_MESSAGE_KEY", "CACHE_HASH_SECRET", "VENDOR_PRIMARY_KEY"],
       "billing-ledger": [db("billing-ledger"), rd("billing-ledger"), "FLEET_MESSAGE_KEY"],
       "webhook-dispatcher": [db("webhook-dispatcher"), rd("webhook-dispatcher"), "FLEET_MESSAGE_KEY", "DATA_ENCRYPTION_KEY"],
       prometheus: [],
       grafana: ["GRAFANA_ADMIN_PASSWORD"],
-      admin: ["KEY_HASH_SECRET", "POSTGRES_OWNER_PASSWORD"],
+      admin: ["KEY_HASH_SECRET", "POSTGRES_OWNER_PASSWORD", "VENDOR_PRIMARY_KEY"],
+      "vendor-simulator": ["VENDOR_PRIMARY_KEY"],
       "partition-upkeep": ["POSTGRES_OWNER_PASSWORD"],
     };
     expect(Object.keys(services).sort()).toEqual(Object.keys(expected).sort());
@@ -479,7 +481,7 @@ describe("docker/compose.yaml", () => {
     const dockerfile = readFileSync(path.join(DOCKER, "Dockerfile"), "utf8");
     const cmd = JSON.parse(/^CMD (\[.*\])$/m.exec(dockerfile)![1]!) as string[];
     const built = Object.entries(services).filter(([, s]) => s.build);
-    expect(built.map(([n]) => n).sort()).toEqual([...FLEET_NAMES, "admin", "migrate", "partition-upkeep", "redis-acl"].sort());
+    expect(built.map(([n]) => n).sort()).toEqual([...FLEET_NAMES, "admin", "migrate", "partition-upkeep", "redis-acl", "vendor-simulator"].sort());
     for (const [name, s] of built) {
       expect({ name, build: s.build, image: s.image }).toEqual({ name, build: { context: "..", dockerfile: "docker/Dockerfile" }, image: "svc-validate:local" });
     }
@@ -533,6 +535,53 @@ describe("docker/compose.yaml", () => {
     const properties = AdminEnv.properties as Record<string, unknown>;
     for (const key of Object.keys(environment)) expect({ key, known: key in properties }).toEqual({ key, known: true });
     expect(() => loadAdminConfig(environment)).not.toThrow();
+  });
+
+  it("runs the vendor simulator and points the check-workers (and the admin CLI's doctor) at it, so live vendor checks answer", async () => {
+    const file = path.join(tmp, "vendor.env");
+    expect(runEnvScript(file).status).toBe(0);
+    const vars = readEnvFile(file);
+    const sim = services["vendor-simulator"]!;
+    expect(sim.command).toEqual(["node", "packages/vendor-simulator/dist/main.js"]);
+    expect(sim.profiles).toBeUndefined(); // started by `up`, out of the box
+    expect(sim.ports).toBeUndefined();
+    const simEnv = Object.fromEntries(Object.entries(sim.environment ?? {}).map(([k, v]) => [k, interpolate(String(v), vars)]));
+    expect(simEnv).toEqual({ SIM_HOST: "0.0.0.0", SIM_PORT: "9090", SIM_API_KEY: vars.VENDOR_PRIMARY_KEY });
+    // The check-worker and the admin CLI: the simulator's compose address and its key, valid for their schemas.
+    for (const name of ["check-worker", "admin"]) {
+      expect({ name, url: services[name]!.environment!.VENDOR_PRIMARY_URL }).toEqual({ name, url: `http://vendor-simulator:${simEnv.SIM_PORT}` });
+      expect({ name, key: services[name]!.environment!.VENDOR_PRIMARY_KEY }).toEqual({ name, key: sim.environment!.SIM_API_KEY });
+    }
+    expect(loadCheckWorkerConfig({ ...Object.fromEntries(Object.entries(services["check-worker"]!.environment!).map(([k, v]) => [k, interpolate(String(v), vars)])) })).toMatchObject({
+      VENDOR_PRIMARY_URL: "http://vendor-simulator:9090",
+      VENDOR_PRIMARY_KEY: vars.VENDOR_PRIMARY_KEY,
+    });
+
+    // The command and the healthcheck as compose runs them (on a free port here): the
+    // simulator listens on SIM_HOST, answers the vendor probe with the key and refuses another.
+    const port = await freePort();
+    const env = { PATH: process.env.PATH ?? "", ...simEnv, SIM_PORT: String(port) };
+    const child = spawn(process.execPath, [path.join(ROOT, sim.command![1]!)], { cwd: ROOT, env, stdio: ["ignore", "pipe", "inherit"] });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        // On every interface (SIM_HOST 0.0.0.0), where the check-workers' containers reach it.
+        child.stdout!.on("data", (d: Buffer) => (String(d).includes(`listening on http://0.0.0.0:${port}`) ? resolve() : undefined));
+        child.once("exit", (code) => reject(new Error(`simulator exited ${code}`)));
+      });
+      const test = sim.healthcheck!.test as string[];
+      expect(test.slice(0, 1)).toEqual(["CMD"]);
+      const healthy = await new Promise<number | null>((resolve) => spawn(test[1]!, test.slice(2), { env, stdio: "ignore" }).once("exit", resolve));
+      expect(healthy).toBe(0);
+      const { probeVendorRoute } = await import("@svc/sources");
+      await expect(probeVendorRoute(`http://127.0.0.1:${port}`, vars.VENDOR_PRIMARY_KEY!, 2_000)).resolves.toMatchObject({ outcome: "reachable", status: 400 });
+      await expect(probeVendorRoute(`http://127.0.0.1:${port}`, "another-key", 2_000)).resolves.toMatchObject({ outcome: "key_refused" });
+    } finally {
+      child.kill("SIGTERM");
+    }
+    // Unhealthy when nothing answers.
+    const test = sim.healthcheck!.test as string[];
+    const down = await new Promise<number | null>((resolve) => spawn(test[1]!, test.slice(2), { env: { ...env, SIM_PORT: String(port) }, stdio: "ignore" }).once("exit", resolve));
+    expect(down).not.toBe(0);
   });
 
   it("Prometheus scrapes every service's operations port, as the code defaults it", () => {

@@ -65,7 +65,8 @@ const send = (res: ServerResponse, status: number, body: unknown) => {
 /**
  * A stand-in vendor over a real socket, for development, tests and benchmarks:
  * deterministic answers, with configurable latency, failure rate, outage and hang.
- * `POST /_control` changes the settings of a running simulator.
+ * `POST /_control` changes the settings of a running simulator; `GET /healthz`
+ * answers 200 (container healthchecks).
  */
 export async function startSimulator(options: Partial<SimulatorSettings> & { apiKey?: string; port?: number; host?: string } = {}): Promise<Simulator> {
   const settings: SimulatorSettings = { latencyMs: 0, failureRate: 0, outage: false, hang: false, ...options };
@@ -76,6 +77,11 @@ export async function startSimulator(options: Partial<SimulatorSettings> & { api
       if (req.method === "POST" && req.url === "/_control") {
         Object.assign(settings, (await readJson(req)) as Partial<SimulatorSettings>);
         send(res, 200, settings);
+        return;
+      }
+      // Liveness for container healthchecks; not part of the vendor contract.
+      if (req.method === "GET" && req.url === "/healthz") {
+        send(res, 200, { status: "ok" });
         return;
       }
       const batch = req.url === "/v1/lookups/batch";
