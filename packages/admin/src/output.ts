@@ -16,5 +16,7 @@ export class CommandOutput {
 export function renderTable(headers: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
   const line = (cells: readonly string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join("  ").trimEnd();
-  return [line(headers), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
+  // The last column is not padded, so its rule is as long as its header.
+  const rule = widths.map((w, i) => "-".repeat(i === widths.length - 1 ? (headers[i] ?? "").length : w));
+  return [line(headers), line(rule), ...rows.map(line)].join("\n");
 }

@@ -90,7 +90,8 @@ export function assess(f: Findings): CheckReport[] {
       report.status = "unavailable";
     };
 
-    if (priceMicros === null) limit("no live price in the store: set one with `npm run admin -- price set --check " + check + " --amount AMOUNT`");
+    // The gateway prices a check without a price row at 0: it answers, for free.
+    if (priceMicros === null) report.notes.push(`no live price in the store: live answers are free until \`npm run admin -- price set --check ${check} --amount AMOUNT\``);
     else if (priceMicros === 0n) report.notes.push("the live price is 0: live answers are free");
     if (def.availability === "coming_soon") {
       const n = stored?.accounts_enabled ?? 0;
