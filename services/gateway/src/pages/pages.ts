@@ -3,6 +3,10 @@ import path from "node:path";
 import type { RequestHandler, Response } from "express";
 import { ERROR_CODES, ERROR_GUIDANCE } from "@svc/contract";
 import type { Deps } from "../deps";
+import { guideHandlers, loadGuides, type GuideHandlers } from "./guides";
+import { docsNav, docsPage, escapeHtml } from "./layout";
+
+export { escapeHtml } from "./layout";
 
 const ASSETS = path.join(__dirname, "..", "..", "assets");
 /** The renderer's bundle, copied there by the gateway's build (scripts/copy-docs-renderer.mjs). */
@@ -16,16 +20,15 @@ const csp = (...extra: string[]) => [...BASE_CSP, ...extra].join("; ");
 export const TEST_KEY_CSP = csp("script-src 'self'", "worker-src 'self'", "style-src 'self'");
 /** The worker's own policy (a worker is governed by the policy sent with its script): it may only import our solver. */
 export const WORKER_CSP = "default-src 'none'; script-src 'self'";
-/** The errors page: no script at all. */
+/** The errors page, the guides and their index: no script at all. */
 export const ERRORS_CSP = csp("script-src 'none'", "style-src 'self'");
+export const GUIDE_CSP = ERRORS_CSP;
 /**
  * The API reference: scripts, the document and everything else from 'self'. Styles need
  * 'unsafe-inline': the renderer (Vue) injects `<style>` elements and `style` attributes at
  * run time (a nonce would cover only the first of its style elements).
  */
 export const REFERENCE_CSP = csp("script-src 'self'", "style-src 'self' 'unsafe-inline'", "font-src 'self'", "worker-src 'self'");
-
-export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /**
  * Guidance is plain text in which `backticks` mark code: everything is escaped, and each
@@ -82,15 +85,13 @@ export function errorsPage(): RequestHandler {
         `<tr id="${code}"><td><a class="anchor" href="#${code}"><code>${code}</code></a></td><td>${def.status}</td><td>${def.retryable ? "yes" : "no"}</td><td>${renderInlineCode(ERROR_GUIDANCE[code as keyof typeof ERROR_CODES])}</td></tr>`,
     )
     .join("\n");
-  const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Error codes · Phone and e-mail validation</title>
-<link rel="icon" href="data:,"><link rel="stylesheet" href="/docs/assets/docs.css"></head>
-<body><nav class="docs-nav" aria-label="Documentation"><a href="/docs">API reference</a><a href="/docs/errors" aria-current="page">Error codes</a><a href="/get-test-key">Get a test key</a><a href="/v1/openapi.json">openapi.json</a></nav>
-<main class="errors"><h1>Error codes</h1>
-<p>Every non-2xx response carries <code>{"error": {code, message, status, retryable, param, suggestion?, doc_url, request_id}}</code>. Branch on <code>code</code>; retry only when <code>retryable</code> is true, honour <code>Retry-After</code>, and resend POSTs with the same <code>Idempotency-Key</code>.</p>
-<p>New codes may be added within v1: for a code you do not know, fall back to the HTTP status. The <a href="/docs">API reference</a> lists which codes each operation answers.</p>
+  const main = `<main class="errors"><h1>Error codes</h1>
+<p>Every non-2xx response carries <code>{"error": {code, message, status, retryable, param, suggestion?, doc_url, request_id}}</code>. Branch on <code>code</code>; retry only when <code>retryable</code> is true, honour <code>Retry-After</code>, and resend POSTs with the same <code>Idempotency-Key</code> (<a href="/docs/idempotency">Idempotency and retries</a> says how).</p>
+<p>New codes may be added within v1: for a code you do not know, fall back to the HTTP status. The <a href="/docs">API reference</a> lists which codes each operation answers; the <a href="/docs/guides">guides</a> cover test mode, webhooks, bulk jobs and the clients.</p>
 <table><thead><tr><th>code</th><th>HTTP</th><th>retryable</th><th>meaning and what to do</th></tr></thead><tbody>
 ${rows}
-</tbody></table></main></body></html>`;
+</tbody></table></main>`;
+  const html = docsPage({ title: "Error codes", nav: "/docs/errors", main });
   return (_req, res) => sendPage(res, ERRORS_CSP, html);
 }
 
@@ -109,7 +110,7 @@ function loadVendorBundle(): { plain: Buffer; gzip: Buffer } | null {
 }
 
 export function referencePage(deps: Pick<Deps, "logger">): { page: RequestHandler; asset: RequestHandler } {
-  const template = readFileSync(path.join(ASSETS, "docs", "reference.html"), "utf8");
+  const template = readFileSync(path.join(ASSETS, "docs", "reference.html"), "utf8").replace("{{docs-nav}}", docsNav("/docs"));
   const bundle = loadVendorBundle();
   if (!bundle) deps.logger.error({ dir: VENDOR }, "the API reference bundle is missing (run `npm run build`); /docs will answer 503");
   const assets: Record<string, { type: string; body: string }> = {
@@ -143,4 +144,9 @@ export function referencePage(deps: Pick<Deps, "logger">): { page: RequestHandle
       res.type(asset.type).send(asset.body);
     },
   };
+}
+
+/** The guides under /docs (rendered once, here), their index at /docs/guides. */
+export function guidePages(deps: Pick<Deps, "logger">): GuideHandlers {
+  return guideHandlers((res, html) => sendPage(res, GUIDE_CSP, html), loadGuides(deps));
 }
