@@ -74,6 +74,10 @@ describe("docker/Dockerfile", () => {
     expect(ci).toBeGreaterThanOrEqual(0);
     expect(built).toBeGreaterThan(ci);
     expect(assembled).toBeGreaterThan(built);
+    // The gateway's build copies the guides from docs/: they must be in the build stage before it.
+    const guides = build.findIndex((i) => i.op === "COPY" && /^docs\/\*\.md docs\/?$/.test(i.args));
+    expect(guides).toBeGreaterThanOrEqual(0);
+    expect(build.findIndex((i) => i.op === "RUN" && /\bnpm run build\b/.test(i.args))).toBeGreaterThan(guides);
   });
 
   it("pins its base image to a supported Node LTS by exact version and digest, and keeps it overridable", () => {
@@ -216,6 +220,8 @@ describe("docker/runtime-files.sh: the runtime stage's tree", () => {
     expect(files).toContain("services/gateway/dist/bulk/intake-worker.js");
     expect(files).toContain("services/gateway/assets/get-test-key.html");
     expect(files).toContain("services/gateway/dist/vendor/scalar-api-reference.js");
+    // The guides served under /docs, copied into the gateway's dist by its build.
+    expect(files).toContain("services/gateway/dist/guides/test-mode.md");
     expect(files).toContain("docker/healthcheck.cjs");
     expect(files).toContain("scripts/prisma.mjs");
     const migrations = readdirSync(path.join(ROOT, "prisma", "migrations")).filter((m) => statSync(path.join(ROOT, "prisma", "migrations", m)).isDirectory());
