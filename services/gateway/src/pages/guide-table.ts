@@ -23,6 +23,7 @@ export const GUIDES: readonly Guide[] = [
   { slug: "idempotency", source: "docs/idempotency.md", title: "Idempotency and retries", summary: "Idempotency-Key, replays, 409s, which errors to retry, Retry-After and backoff." },
   { slug: "webhooks", source: "docs/webhooks.md", title: "Webhooks", summary: "Endpoints, verification, signatures, delivery and retries of events." },
   { slug: "bulk-and-csv", source: "docs/csv-upload.md", title: "Bulk jobs and CSV", summary: "Jobs of up to 50,000 identifiers: JSON or a CSV upload, estimates, results and downloads." },
+  { slug: "going-live", source: "docs/going-live.md", title: "Going live", summary: "From a test key to live answers: a live key, what answers cost, and what the operator sets up." },
   { slug: "sdk", source: "docs/sdk.md", title: "TypeScript SDK", summary: "@svc/sdk: install, first call, errors and retries, pagination." },
   { slug: "cli", source: "docs/cli.md", title: "Command line (svc)", summary: "The svc CLI: keys, lookups, jobs and downloads from a shell." },
   { slug: "mcp", source: "docs/mcp.md", title: "MCP server", summary: "Lookups and jobs from an AI agent, with cost confirmation." },
