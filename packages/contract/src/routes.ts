@@ -109,7 +109,7 @@ const OPERATIONS = routeTable([
     tag: "Bulk jobs",
     summary: "Create a bulk job",
     description:
-      "Starts a bulk job of up to 50,000 identifiers. JSON body, or `multipart/form-data` with a CSV file in part `file` (see docs/csv-upload.md: header detection, `number`/`phone` and `email` columns, UTF-8 with or without BOM, quoted fields, CRLF; part `checks` as a comma-separated list). The maximum possible cost is reserved up front. Test-key jobs complete before the response. Like estimates, bulk bodies are read in the account's fair share of capacity (`503 temporarily_unavailable` with `Retry-After` while too many are waiting; nothing is charged).",
+      "Starts a bulk job of up to 50,000 identifiers. JSON body, or `multipart/form-data` with a CSV file in part `file` (see [Bulk jobs and CSV](/docs/bulk-and-csv#uploading-a-csv-file-to-post-v1jobs-and-v1jobsestimate): header detection, `number`/`phone` and `email` columns, UTF-8 with or without BOM, quoted fields, CRLF; part `checks` as a comma-separated list). The maximum possible cost is reserved up front. Test-key jobs complete before the response. Like estimates, bulk bodies are read in the account's fair share of capacity (`503 temporarily_unavailable` with `Retry-After` while too many are waiting; nothing is charged).",
     auth: "key",
     scopes: ["jobs:write"],
     body: JobRequest,
