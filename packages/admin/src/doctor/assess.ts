@@ -118,7 +118,7 @@ export function assess(f: Findings): CheckReport[] {
 function assessVendorCheck(f: Findings, report: CheckReport, limit: (w: string) => void, stop: (w: string) => void): void {
   const configured = vendorRoutes(f.settings).filter((r) => r.url);
   if (configured.length === 0) {
-    stop(`no vendor route: set VENDOR_PRIMARY_URL and VENDOR_PRIMARY_KEY on the check-workers (docs/vendor-contract.md); until then live ${report.check} answers 503 temporarily_unavailable`);
+    stop(`no vendor route: set VENDOR_PRIMARY_URL and VENDOR_PRIMARY_KEY on the check-workers (docs/vendor-contract.md); until then live ${report.check} answers 503 temporarily_unavailable (a fleet started with \`npm run up\` routes to its local vendor simulator instead: ask about that one with VENDOR_PRIMARY_URL=http://127.0.0.1:9090 VENDOR_PRIMARY_KEY=sim-key)`);
     return;
   }
   report.routes = configured.map((r) => ({ name: r.name, setting: r.setting, url: safeUrl(r.url as string), key_set: r.key !== "", probe: f.vendorProbes?.get(r.name) ?? null }));
