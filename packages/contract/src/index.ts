@@ -12,3 +12,4 @@ export * from "./schemas/account";
 export * from "./schemas/webhooks";
 export * from "./limits";
 export * from "./formats";
+export * from "./examples";

@@ -1,5 +1,6 @@
 import type { TSchema } from "@sinclair/typebox";
 import { CHECK_CODES, DEFAULT_SCOPES, PUBLIC_SANDBOX_KEY, SANDBOX_SCOPES, SCOPES, type Scope } from "@svc/domain";
+import { applyExamples } from "./examples/apply";
 import { ERROR_CODES, ERROR_GUIDANCE } from "./error-codes";
 import { ROUTES, type RouteDef } from "./routes";
 import { ServiceSchema } from "./schemas/catalog";
@@ -296,6 +297,7 @@ export function buildOpenApi(baseUrl: string): Json {
     };
   }
   openResponseEnums(paths, webhooks, components);
+  applyExamples(paths, baseUrl);
   (components.CheckResult as Json).allOf = checkAttributesByService();
   const errorsPage = `${baseUrl}/docs/errors`;
   const errorCode = (((components.Error as Json).properties as Json).error as Json).properties as Json;
