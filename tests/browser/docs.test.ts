@@ -1,5 +1,8 @@
 import type { Browser, BrowserContext } from "playwright-core";
-import { ERROR_CODES, ERROR_GUIDANCE, ROUTES } from "@svc/contract";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { codeSamples, ERROR_CODES, ERROR_GUIDANCE, RECORDED_CALLS, ROUTES, type RecordedCall } from "@svc/contract";
+import { PUBLIC_SANDBOX_KEY } from "@svc/domain";
 import { startTestGateway, type TestGateway } from "../support/gateway";
 import { launchChromium, watchedPage } from "./chromium";
 
@@ -53,6 +56,59 @@ describe("/docs: the API reference", () => {
     expect(watch.foreignRequests).toEqual([]);
     expect(watch.errors).toEqual([]);
   }, 90_000);
+
+  /** A value of the operation's recorded 2xx answer that no generator invents: an id, a test number or address, a time. */
+  function realValue(call: RecordedCall): string | null {
+    if (call.response === null) return null;
+    if (typeof call.response === "string") return call.response.slice(0, 40);
+    const leaves: string[] = [];
+    const walk = (v: unknown): void => {
+      if (typeof v === "string") leaves.push(v);
+      else if (v && typeof v === "object") Object.values(v).forEach(walk);
+    };
+    walk(call.response);
+    return leaves.find((v) => /^(lkp|job|we|acct|evt)_|^\+\d{6,}|@|^\d{4}-\d\d-\d\d/.test(v)) ?? leaves.find((v) => v.length > 3) ?? null;
+  }
+
+  it("shows, for every operation, its recorded example and our own samples (curl, TypeScript SDK, CLI), never a placeholder", async () => {
+    const { page, watch } = await watchedPage(context, gw.url);
+    await page.goto(`${gw.url}/docs`);
+    await page.locator("a[href^='#tag/']").first().waitFor({ timeout: 20_000 });
+    const firsts = new Map<string, RecordedCall>();
+    for (const call of RECORDED_CALLS) if (call.status < 300 && !firsts.has(call.operationId)) firsts.set(call.operationId, call);
+    for (const route of ROUTES.filter((r) => r.operationId !== "getOpenApi")) {
+      const call = firsts.get(route.operationId)!;
+      await page.locator(`a[href='#tag/${tagSlug(route.tag)}/${route.operationId}']`).click();
+      const section = page.locator(`[id$='tag/${tagSlug(route.tag)}/${route.operationId}']`).first();
+      await section.locator("[data-testid='client-picker']").waitFor({ timeout: 10_000 });
+      const text = await section.innerText();
+      // The answer shown is the recorded one, not a generated `"string"`.
+      const value = realValue(call);
+      if (value !== null) expect([route.operationId, text.includes(value)]).toEqual([route.operationId, true]);
+      // (GET /v1/services answers attribute types, "string" among them: a real value there.)
+      const placeholders = ['"string"', '"^(.*)$"', '"https://example.com"'].filter((p) => !JSON.stringify(call.response).includes(p));
+      expect([route.operationId, placeholders.filter((p) => text.includes(p))]).toEqual([route.operationId, []]);
+      // Our samples, each selectable; Scalar's generic clients are hidden.
+      for (const sample of codeSamples(call, gw.url)) {
+        if (sample.label === "MCP tool") continue;
+        await section.locator("[data-testid='client-picker']").click();
+        const options = page.getByRole("option");
+        const labels = await options.allInnerTexts();
+        expect([route.operationId, labels.map((l) => l.trim())]).toEqual([route.operationId, codeSamples(call, gw.url).map((s) => s.label)]);
+        await page.getByRole("option", { name: sample.label, exact: true }).click();
+        const firstLine = sample.source.split("\n").find((l) => !l.startsWith("#") && !l.startsWith("//") && !l.includes(PUBLIC_SANDBOX_KEY))!;
+        await page.waitForFunction(([sel, line]) => (document.querySelector(sel) as HTMLElement | null)?.innerText.includes(line) ?? false, [`[id$='tag/${tagSlug(route.tag)}/${route.operationId}']`, firstLine] as const, { timeout: 5_000 });
+      }
+    }
+    expect(watch.errors).toEqual([]);
+  }, 180_000);
+
+  it("prefills the public sandbox key: the mount's data-sandbox-key is PUBLIC_SANDBOX_KEY", async () => {
+    const html = readFileSync(path.resolve(__dirname, "..", "..", "services", "gateway", "assets", "docs", "reference.html"), "utf8");
+    expect(/data-sandbox-key="([^"]*)"/.exec(html)?.[1]).toBe(PUBLIC_SANDBOX_KEY);
+    const served = await gw.http().get("/docs");
+    expect(served.text).toContain(`data-sandbox-key="${PUBLIC_SANDBOX_KEY}"`);
+  });
 
   it("links the error codes page, and the link works", async () => {
     const { page, watch } = await watchedPage(context, gw.url);

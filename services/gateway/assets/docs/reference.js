@@ -7,6 +7,9 @@
   "use strict";
   // Not id="api-reference" nor data-url: the bundle would mount a second, default reference there.
   var mount = document.getElementById("reference");
+  // The public sandbox key (PUBLIC_SANDBOX_KEY of @svc/domain, published on purpose; a test
+  // checks the attribute equals it), prefilled for the bearer scheme of the document.
+  var sandboxKey = mount.getAttribute("data-sandbox-key");
   window.Scalar.createApiReference(mount, {
     url: mount.getAttribute("data-document"),
     withDefaultFonts: false,
@@ -19,6 +22,13 @@
     documentDownloadType: "json",
     defaultOpenAllTags: true,
     showOperationId: true,
+    // Only our own samples (x-codeSamples: curl, TypeScript SDK, CLI, MCP tool, made from the
+    // recorded examples): Scalar's generic clients would send placeholder bodies.
+    hiddenClients: true,
+    authentication: {
+      preferredSecurityScheme: "bearerKey",
+      securitySchemes: { bearerKey: { token: sandboxKey || "" } },
+    },
     // Stable anchors: #<operationId> for operations, #webhook-<event> for events.
     generateOperationSlug: function (op) { return op.operationId || (op.method + "-" + op.path); },
     generateWebhookSlug: function (hook) { return "webhook-" + hook.name; },
