@@ -88,6 +88,11 @@ describe("/docs: the API reference", () => {
       // (GET /v1/services answers attribute types, "string" among them: a real value there.)
       const placeholders = ['"string"', '"^(.*)$"', '"https://example.com"'].filter((p) => !JSON.stringify(call.response).includes(p));
       expect([route.operationId, placeholders.filter((p) => text.includes(p))]).toEqual([route.operationId, []]);
+      // The curl sample shows the sandbox key itself (prefilled, public), not "·····".
+      if (call.key === "sandbox") {
+        const shown = await section.locator(".credential .credential-value").first().evaluate((el) => ({ text: el.textContent, size: getComputedStyle(el).fontSize, after: getComputedStyle(el.parentElement!, "::after").content }));
+        expect([route.operationId, shown.text, shown.size !== "0px", shown.after]).toEqual([route.operationId, PUBLIC_SANDBOX_KEY, true, "none"]);
+      }
       // Our samples, each selectable; Scalar's generic clients are hidden.
       for (const sample of codeSamples(call, gw.url)) {
         if (sample.label === "MCP tool") continue;

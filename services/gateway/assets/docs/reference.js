@@ -25,6 +25,10 @@
     // Only our own samples (x-codeSamples: curl, TypeScript SDK, CLI, MCP tool, made from the
     // recorded examples): Scalar's generic clients would send placeholder bodies.
     hiddenClients: true,
+    // Scalar shows a known key in the samples as "·····"; the prefilled one is public and a
+    // sample is meant to be pasted, so it is shown as it is (also a key the reader typed in,
+    // on their own screen).
+    customCss: ".scalar-app .credential .credential-value{color:inherit;font-size:inherit}.scalar-app .credential:after{content:none}",
     authentication: {
       preferredSecurityScheme: "bearerKey",
       securitySchemes: { bearerKey: { token: sandboxKey || "" } },
