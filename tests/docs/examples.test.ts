@@ -2,9 +2,9 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { PUBLIC_SANDBOX_KEY } from "@svc/domain";
 import { RECORDED_CALLS, ROUTES, type RecordedCall } from "@svc/contract";
-import type { Resolve } from "@svc/webhooks";
 import { solveChallenge } from "../../services/gateway/src/test-keys/proof-of-work";
 import { accountWithKey } from "../support/fixtures";
+import { masked, resolveExampleHooks } from "../support/examples";
 import { startTestGateway, type TestGateway } from "../support/gateway";
 
 /**
@@ -18,23 +18,6 @@ const UPDATE = process.env.UPDATE_EXAMPLES === "1";
 /** The base URL the recorded answers name: a fleet of `npm run up` at its default port. */
 const LOCAL_BASE = "http://localhost:8080";
 const RECORDED_FILE = path.resolve(__dirname, "..", "..", "packages", "contract", "src", "examples", "recorded.ts");
-
-/** The public addresses a webhook endpoint's host name resolves to (tests never ask a real resolver). */
-const resolveHost: Resolve = async (host) => {
-  if (host === "hooks.example.com") return ["93.184.215.14"];
-  throw new Error("ENOTFOUND");
-};
-
-/** Values that differ on every run, compared as their shape only. */
-export function masked(value: unknown, key = ""): unknown {
-  if (Array.isArray(value)) return value.map((v) => masked(v, key));
-  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, masked(v, k)]));
-  if (["challenge", "secret", "key", "next_cursor", "latency_ms", "uptime_seconds", "expires_at"].includes(key) && value !== null) return `<${key}>`;
-  if (typeof value !== "string") return value;
-  return value
-    .replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, "<time>")
-    .replace(/\b(lkp|job|req|acct|key|we|evt|tkr)_[A-Za-z0-9]+/g, "$1_<id>");
-}
 
 let gw: TestGateway;
 let personalKey: string;
@@ -61,7 +44,7 @@ async function call(operationId: string, key: RecordedCall["key"], request: { pa
 const idOf = (c: RecordedCall) => (c.response as { id: string }).id;
 
 beforeAll(async () => {
-  gw = await startTestGateway({ resolveHost });
+  gw = await startTestGateway({ resolveHost: resolveExampleHooks });
   personalKey = (await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "test", scopes: ["lookup:write", "jobs:write", "jobs:read", "account:read", "webhooks:manage"] })).key;
 }, 60_000);
 afterAll(async () => gw?.close());

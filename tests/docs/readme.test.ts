@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { parseApiKey } from "@svc/domain";
+import { masked } from "../support/examples";
 import { startTestGateway, type TestGateway } from "../support/gateway";
 
 const ROOT = path.resolve(__dirname, "..", "..");
@@ -20,15 +21,6 @@ function section(title: string): string {
 
 /** The fenced blocks of a language in a piece of Markdown. */
 const blocks = (markdown: string, lang: string): string[] => [...markdown.matchAll(new RegExp("```" + lang + "\\n([\\s\\S]*?)```", "g"))].map((m) => m[1]!);
-
-/** Ids, times and request ids differ on every call: compared as their shape only. */
-function masked(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(masked);
-  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, masked(v)]));
-  if (typeof value !== "string") return value;
-  if (/^\d{4}-\d\d-\d\dT/.test(value)) return "<time>";
-  return value.replace(/\b(lkp|job|req|acct|key)_[A-Za-z0-9]+/g, "$1_<id>");
-}
 
 let gw: TestGateway;
 beforeAll(async () => {

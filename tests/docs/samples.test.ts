@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { codeSamples, MCP_TOOL_OF, RECORDED_CALLS, ROUTES, type CodeSample, type RecordedCall } from "@svc/contract";
-import type { Resolve } from "@svc/webhooks";
 import { solveChallenge } from "../../services/gateway/src/test-keys/proof-of-work";
 import { accountWithKey } from "../support/fixtures";
+import { resolveExampleHooks } from "../support/examples";
 import { startTestGateway, type TestGateway } from "../support/gateway";
 import { startMcp } from "../mcp/harness";
 
@@ -22,10 +22,6 @@ const SDK = path.join(ROOT, "packages", "sdk", "dist", "index.mjs");
 const CLI = path.join(ROOT, "packages", "cli", "bin", "svc.js");
 const run = promisify(execFile);
 
-const resolveHost: Resolve = async (host) => {
-  if (host === "hooks.example.com") return ["93.184.215.14"];
-  throw new Error("ENOTFOUND");
-};
 
 let gw: TestGateway;
 let personalKey: string;
@@ -33,7 +29,7 @@ let dir: string;
 let binDir: string;
 
 beforeAll(async () => {
-  gw = await startTestGateway({ resolveHost });
+  gw = await startTestGateway({ resolveHost: resolveExampleHooks });
   personalKey = (await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "test", scopes: ["lookup:write", "jobs:write", "jobs:read", "account:read", "webhooks:manage"] })).key;
   dir = mkdtempSync(path.join(tmpdir(), "svc-samples-"));
   binDir = path.join(dir, "bin");
