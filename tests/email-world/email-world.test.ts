@@ -145,11 +145,21 @@ const SCRIPTS: Record<string, Partial<SmtpScript>> = {
   [HOST.hang]: { rcpt: () => null },
 };
 
-type Expect = { status: string; registered: boolean | null; attributes: Record<string, boolean> | null; billed: boolean };
-const attrs = (a: { catch_all?: boolean; disposable?: boolean; mx_found?: boolean } = {}) => ({ catch_all: false, disposable: false, mx_found: true, ...a });
+type Expect = { status: string; registered: boolean | null; attributes: Record<string, boolean | string | null> | null; billed: boolean };
+const attrs = (a: { catch_all?: boolean; disposable?: boolean; mx_found?: boolean; role_account?: boolean; free_provider?: boolean } = {}) => ({
+  catch_all: false,
+  disposable: false,
+  mx_found: true,
+  role_account: false,
+  free_provider: false,
+  did_you_mean: null,
+  ...a,
+});
 const exists: Expect = { status: "ok", registered: true, attributes: attrs(), billed: true };
 const missing: Expect = { status: "ok", registered: false, attributes: attrs(), billed: true };
 const noMail: Expect = { status: "ok", registered: false, attributes: attrs({ mx_found: false }), billed: true };
+/** `nobody` is a role name (the Unix account) on the role list; gmail.com, yahoo.com and hotmail.com are free providers. */
+const with_ = (e: Expect, a: Parameters<typeof attrs>[0]): Expect => ({ ...e, attributes: attrs({ ...(e.attributes as object), ...a }) });
 const unknown: Expect = { status: "unknown", registered: null, attributes: null, billed: false };
 
 const MANY = Array.from({ length: 15 }, (_, i) => `user${i}@many.example`);
@@ -158,17 +168,17 @@ const MANY = Array.from({ length: 15 }, (_, i) => `user${i}@many.example`);
 const CASES: Record<string, Expect> = {
   // mailboxes on an ordinary server
   "alice@corp.example": exists,
-  "nobody@corp.example": missing,
-  "postmaster@corp.example": exists, // role accounts are mailboxes like any other
-  "info@corp.example": exists,
+  "nobody@corp.example": with_(missing, { role_account: true }),
+  "postmaster@corp.example": { ...exists, attributes: attrs({ role_account: true }) }, // role accounts are mailboxes like any other
+  "info@corp.example": { ...exists, attributes: attrs({ role_account: true }) },
   "full@corp.example": unknown, // 552 5.2.2 mailbox full: says nothing about existence
   "alice@legacy.example": exists, // no enhanced status codes
-  "nobody@legacy.example": missing, // plain "550 No such user here"
+  "nobody@legacy.example": with_(missing, { role_account: true }), // plain "550 No such user here"
   "anyone@catchall.example": { status: "ok", registered: null, attributes: attrs({ catch_all: true }), billed: true },
   "alice@grey.example": unknown, // greylisting (451 4.7.1)
   "alice@policy.example": unknown, // 5.7.1 blocklist
   "alice@mailinator.com": { ...exists, attributes: attrs({ disposable: true }) },
-  "nobody@mailinator.com": { ...missing, attributes: attrs({ disposable: true }) },
+  "nobody@mailinator.com": with_(missing, { disposable: true, role_account: true }),
   // DNS
   "alice@implicit.example": exists, // no MX: the domain's A record (implicit MX)
   "anyone@nullmx.example": noMail, // RFC 7505 null MX
@@ -192,18 +202,18 @@ const CASES: Record<string, Expect> = {
   "alice@twoprimaries.example": exists, // hosts sharing the top preference may answer
   // item 2: provider rules
   "alice@contoso.com": exists, // M365: the random address gets 5.4.1, so the mailbox exists
-  "nobody@contoso.com": missing, // M365 directory-based edge blocking
-  "alice@gmail.com": exists,
-  "nobody@gmail.com": missing, // Gmail's multi-line 5.1.1
-  "closed@gmail.com": missing, // Gmail 5.2.1 disabled account
-  "popular@gmail.com": exists, // Gmail 4.2.1 receiving at a rate: exists
-  "alice@yahoo.com": exists,
-  "nobody@yahoo.com": missing, // 554 doesn't have a yahoo.com account
-  "alice@hotmail.com": exists,
-  "nobody@hotmail.com": missing, // 550 5.5.0 mailbox unavailable
+  "nobody@contoso.com": with_(missing, { role_account: true }), // M365 directory-based edge blocking
+  "alice@gmail.com": with_(exists, { free_provider: true }),
+  "nobody@gmail.com": with_(missing, { free_provider: true, role_account: true }), // Gmail's multi-line 5.1.1
+  "closed@gmail.com": with_(missing, { free_provider: true }), // Gmail 5.2.1 disabled account
+  "popular@gmail.com": with_(exists, { free_provider: true }), // Gmail 4.2.1 receiving at a rate: exists
+  "alice@yahoo.com": with_(exists, { free_provider: true }),
+  "nobody@yahoo.com": with_(missing, { free_provider: true, role_account: true }), // 554 doesn't have a yahoo.com account
+  "alice@hotmail.com": with_(exists, { free_provider: true }),
+  "nobody@hotmail.com": with_(missing, { free_provider: true, role_account: true }), // 550 5.5.0 mailbox unavailable
   // item 3: STARTTLS required
   "alice@tls.example": exists,
-  "nobody@tls.example": missing,
+  "nobody@tls.example": with_(missing, { role_account: true }),
   // item 3: many addresses of one domain
   ...Object.fromEntries(MANY.map((a) => [a, EXISTING.has(local(a)) ? exists : missing])),
 };

@@ -114,6 +114,21 @@ describe("test values and keys", () => {
     await expectError(await post(PUBLIC_SANDBOX_KEY, { emails: ["deliverable@example.com", "someone@example.com"], checks: ["email"] }), 403, "sandbox_magic_only", "emails[1]");
   });
 
+  it("answers the documented role, free-provider and typo addresses in the sandbox, and the live rules for a test key's other addresses, all free", async () => {
+    const sandbox = await post(PUBLIC_SANDBOX_KEY, { emails: ["info@example.com", "free@example.com", "typo@example.com"], checks: ["email"] });
+    expect(sandbox.status).toBe(200);
+    const answer = (res: typeof sandbox, input: string) => res.body.results.find((r: { input: string; email: string }) => r.email === input)?.checks[0];
+    const base = { catch_all: false, disposable: false, mx_found: true, role_account: false, free_provider: false, did_you_mean: null };
+    expect(answer(sandbox, "info@example.com")).toMatchObject({ status: "ok", registered: true, billed: false, attributes: { ...base, role_account: true } });
+    expect(answer(sandbox, "free@example.com")).toMatchObject({ status: "ok", registered: true, billed: false, attributes: { ...base, free_provider: true } });
+    expect(answer(sandbox, "typo@example.com")).toMatchObject({ status: "ok", registered: false, billed: false, attributes: { ...base, mx_found: false, did_you_mean: "gmail.com" } });
+    const derived = await post(test.key, { emails: ["sales+eu@shop.example.org", "someone@gmail.com", "someone@gmial.com"], checks: ["email"] });
+    expect(derived.status).toBe(200);
+    expect(answer(derived, "sales+eu@shop.example.org")?.attributes).toMatchObject({ role_account: true, free_provider: false, did_you_mean: null });
+    expect(answer(derived, "someone@gmail.com")?.attributes).toMatchObject({ role_account: false, free_provider: true, did_you_mean: null });
+    expect(answer(derived, "someone@gmial.com")?.attributes).toMatchObject({ free_provider: false, did_you_mean: "gmail.com" });
+  });
+
   it("refuses webhooks with the sandbox key", async () => {
     await expectError(await post(PUBLIC_SANDBOX_KEY, { numbers: ["+12025550101"], checks: ["spam"], webhook_endpoint_id: "we_0000000000" }), 400, "invalid_request", "webhook_endpoint_id");
   });

@@ -21,7 +21,7 @@ const HEADER = [
   "whatsapp.status", "whatsapp.registered", "whatsapp.business", "whatsapp.billed",
   "carrier.status", "carrier.registered", "carrier.line_type", "carrier.carrier", "carrier.country", "carrier.carrier_source", "carrier.billed",
   "signal.registered.status", "signal.registered.registered", "signal.registered.billed",
-  "email.status", "email.registered", "email.catch_all", "email.disposable", "email.mx_found", "email.billed",
+  "email.status", "email.registered", "email.catch_all", "email.disposable", "email.mx_found", "email.role_account", "email.free_provider", "email.did_you_mean", "email.billed",
 ];
 
 beforeAll(async () => {

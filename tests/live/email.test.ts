@@ -22,12 +22,17 @@ describe("live e-mail checks", () => {
     gw = await startTestGateway();
     smtp = new FakeSmtpServer();
     const smtpPort = await smtp.start();
-    smtp.script.rcpt = (address) => (address.startsWith("alice@") ? "250 2.1.5 OK" : address.endsWith("@grey.example") ? "451 4.7.1 Greylisted, try later" : "550 5.1.1 No such user");
+    smtp.script.rcpt = (address) =>
+      address.startsWith("alice@") || address.startsWith("info+billing@") ? "250 2.1.5 OK" : address.endsWith("@grey.example") ? "451 4.7.1 Greylisted, try later" : "550 5.1.1 No such user";
     dns = new FakeDnsServer({
       "corp.example": { mx: [{ preference: 10, exchange: "mx.corp.example" }] },
       "mx.corp.example": { a: ["127.0.0.1"] },
       "grey.example": { mx: [{ preference: 10, exchange: "mx.corp.example" }] },
       "nomail.example": { a: [] },
+      // A free provider and a known misspelling of it that receives mail (typo squatters do), both served locally;
+      // gmaik.com is absent: NXDOMAIN, no mail host.
+      "gmail.com": { mx: [{ preference: 10, exchange: "mx.corp.example" }] },
+      "gmial.com": { mx: [{ preference: 10, exchange: "mx.corp.example" }] },
     });
     const dnsServer = await dns.start();
     [worker, ledger] = await Promise.all([
@@ -63,7 +68,7 @@ describe("live e-mail checks", () => {
     });
     expect(res.status).toBe(200);
     const byEmail = Object.fromEntries(res.body.results.map((r: { input: string; checks: Array<Record<string, unknown>> }) => [r.input, r.checks[0]]));
-    expect(byEmail["alice@corp.example"]).toMatchObject({ status: "ok", registered: true, billed: true, attributes: { catch_all: false, mx_found: true, disposable: false } });
+    expect(byEmail["alice@corp.example"]).toMatchObject({ status: "ok", registered: true, billed: true, attributes: { catch_all: false, mx_found: true, disposable: false, role_account: false, free_provider: false, did_you_mean: null } });
     expect(byEmail["bob@corp.example"]).toMatchObject({ status: "ok", registered: false, billed: true });
     expect(byEmail["carol@grey.example"]).toMatchObject({ status: "unknown", registered: null, billed: false });
     expect(byEmail["dave@nomail.example"]).toMatchObject({ status: "ok", registered: false, attributes: { mx_found: false } });
@@ -76,5 +81,27 @@ describe("live e-mail checks", () => {
       return r.reservedMicros === 0n ? r : undefined;
     });
     expect(settled).toMatchObject({ balanced: true, ledgerBalanceMicros: 1_000_000n - 9_000n });
+  });
+
+  it("answers role account, free provider and typo suggestion (only for a known misspelling or a domain without mail), never changing billing", async () => {
+    const k = await accountWithKey(gw.store, gw.env.keyHashSecret, { mode: "live", balanceMicros: 1_000_000n });
+    const emails = ["info+billing@corp.example", "alice@gmail.com", "alice@gmial.com", "alice@gmaik.com", "erin@corp.example"];
+    const res = await gw.http().post("/v1/lookup").set(bearer(k.key)).send({ emails, checks: ["email"], wait: 15 });
+    expect(res.status).toBe(200);
+    const byEmail = Object.fromEntries(res.body.results.map((r: { input: string; checks: Array<Record<string, unknown>> }) => [r.input, r.checks[0]]));
+    const attrs = (a: Record<string, unknown>) => ({ catch_all: false, disposable: false, mx_found: true, role_account: false, free_provider: false, did_you_mean: null, ...a });
+    expect(byEmail["info+billing@corp.example"]).toMatchObject({ status: "ok", registered: true, billed: true, attributes: attrs({ role_account: true }) });
+    expect(byEmail["alice@gmail.com"]).toMatchObject({ status: "ok", registered: true, billed: true, attributes: attrs({ free_provider: true }) });
+    // A known misspelling is corrected although it receives mail; the mailbox answer itself is unchanged.
+    expect(byEmail["alice@gmial.com"]).toMatchObject({ status: "ok", registered: true, billed: true, attributes: attrs({ did_you_mean: "gmail.com", disposable: true }) }); // gmial.com is on the disposable list too
+    expect(byEmail["alice@gmaik.com"]).toMatchObject({ status: "ok", registered: false, billed: true, attributes: attrs({ mx_found: false, did_you_mean: "gmail.com" }) });
+    // A real domain that has mail gets no suggestion.
+    expect(byEmail["erin@corp.example"]).toMatchObject({ status: "ok", registered: false, billed: true, attributes: attrs({}) });
+    // Five conclusive answers at 0.003 each, whatever the new attributes say.
+    const settled = await eventually(async () => {
+      const r = await reconcileAccount(gw.store.pool, k.accountId);
+      return r.reservedMicros === 0n ? r : undefined;
+    });
+    expect(settled).toMatchObject({ balanced: true, ledgerBalanceMicros: 1_000_000n - 15_000n });
   });
 });

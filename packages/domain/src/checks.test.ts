@@ -55,7 +55,7 @@ describe("check catalog", () => {
 
   it("never answers with names, photos or profiles for e-mail", () => {
     const names = checkDef("email").attributes.map((a) => a.name);
-    expect(names).toEqual(["catch_all", "disposable", "mx_found"]);
+    expect(names).toEqual(["catch_all", "disposable", "mx_found", "role_account", "free_provider", "did_you_mean"]);
   });
 
   it("gives each attribute a type and description", () => {

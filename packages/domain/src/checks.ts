@@ -151,10 +151,18 @@ export const CHECKS: Readonly<Record<CheckCode, CheckDef>> = {
       bool("catch_all", "the domain accepts every address, so the mailbox cannot be confirmed"),
       bool("disposable", "the domain belongs to a disposable-address provider"),
       bool("mx_found", "the domain publishes mail exchangers (or an address record used as fallback)"),
+      bool("role_account", "the local part (without a +tag) names a role or group, not a person: info, sales, postmaster …"),
+      bool("free_provider", "the domain is a free mail provider where anyone can open an address (gmail.com, outlook.com …); sub-domains are not"),
+      {
+        name: "did_you_mean",
+        type: "string|null",
+        description: "the domain the address was probably meant for (gmial.com → gmail.com): given only when the typed domain receives no mail or is a known misspelling; null otherwise",
+      },
     ],
     registered:
       "true: the mailbox exists (the mail server accepted the address and refused a random one); false: it does not (the server refused the address, or the domain receives no mail); null: a catch-all domain (attributes.catch_all true) or no answer.",
-    billing: "Exists, does not exist and catch-all (registered null, catch_all true) are conclusive and billed; a server that does not answer clearly is unknown and free.",
+    billing:
+      "Exists, does not exist and catch-all (registered null, catch_all true) are conclusive and billed; a server that does not answer clearly is unknown and free. role_account, free_provider and did_you_mean never change what is billed.",
     cacheTtlSeconds: 24 * 3600,
   },
 };

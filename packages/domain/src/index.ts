@@ -7,6 +7,7 @@ export * from "./money";
 export * from "./checks";
 export * from "./phone";
 export * from "./email";
+export * from "./email-traits";
 export * from "./masking";
 export * from "./results";
 export * from "./rows";

@@ -76,6 +76,12 @@ ${spamEvidenceRows()}
 |---|---|
 ${TEST_PROFILES.filter((p) => p.kind === "email").map(row).join("\n")}
 
+Every other address a test key sends gets a derived mailbox answer, with
+\`role_account\`, \`free_provider\` and \`did_you_mean\` from the same rules as live
+answers (\`info+x@…\` is a role account, \`…@gmail.com\` a free provider); a derived
+answer always has a mail host, so only a known misspelling (\`…@gmial.com\`) gets a
+suggestion. These attributes never change billing.
+
 ## Pending lookups
 
 \`+12025550107\` and \`pending@${TEST_EMAIL_DOMAIN}\` complete 3 seconds after the

@@ -1,5 +1,6 @@
 import { CHECK_CODES, checkDef, type CheckCode } from "./checks";
 import { parseEmail } from "./email";
+import { roleAccount } from "./email-traits";
 import { numberTypeOf, parseNumber } from "./phone";
 import type { CheckResult } from "./results";
 import { prepareRows, type PreparedRow } from "./rows";
@@ -104,6 +105,31 @@ describe("TEST_PROFILES", () => {
     expect(registered).toEqual(expect.arrayContaining([true, false, null]));
     expect(profile(`catchall@${TEST_EMAIL_DOMAIN}`).answers.email?.attributes?.catch_all).toBe(true);
     expect(profile(`disposable@${TEST_EMAIL_DOMAIN}`).answers.email?.attributes?.disposable).toBe(true);
+  });
+
+  it("covers role accounts, free providers and typo suggestions, each role answer as the live rule gives it", () => {
+    expect(profile(`info@${TEST_EMAIL_DOMAIN}`).answers.email?.attributes).toMatchObject({ role_account: true, free_provider: false, did_you_mean: null });
+    expect(profile(`free@${TEST_EMAIL_DOMAIN}`).answers.email?.attributes).toMatchObject({ role_account: false, free_provider: true, did_you_mean: null });
+    expect(profile(`typo@${TEST_EMAIL_DOMAIN}`).answers.email).toEqual({
+      status: "ok",
+      registered: false,
+      attributes: { catch_all: false, disposable: false, mx_found: false, role_account: false, free_provider: false, did_you_mean: "gmail.com" },
+    });
+    for (const p of emailProfiles) {
+      const attributes = p.answers.email?.attributes;
+      const parsed = parseEmail(p.value);
+      if (attributes && parsed.valid) expect([p.value, attributes.role_account]).toEqual([p.value, roleAccount(parsed.local)]);
+    }
+  });
+
+  it("derives role, free provider and known-misspelling answers for other addresses with the live rules (a mail host always found)", () => {
+    const [info, gmail, gmial, nomx] = prepareRows([], ["Info+news@shop.example.org", "someone@gmail.com", "someone@gmial.com", "someone@gmaik.com"]) as PreparedRow[];
+    const attrs = (row: PreparedRow | undefined) => derivedAnswer("email", row as PreparedRow).attributes;
+    expect(attrs(info)).toMatchObject({ role_account: true, free_provider: false, did_you_mean: null });
+    expect(attrs(gmail)).toMatchObject({ role_account: false, free_provider: true, did_you_mean: null });
+    expect(attrs(gmial)).toMatchObject({ free_provider: false, did_you_mean: "gmail.com", mx_found: true });
+    // Not a known misspelling, and test mode always finds a mail host: no suggestion.
+    expect(attrs(nomx)).toMatchObject({ did_you_mean: null, mx_found: true });
   });
 
   it("covers WhatsApp registered, not registered and Business accounts", () => {

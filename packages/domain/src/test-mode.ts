@@ -1,5 +1,6 @@
 import { hash } from "node:crypto";
 import { coversCountry, type CheckCode } from "./checks";
+import { emailTraits } from "./email-traits";
 import { lineTypeName, numberTypeOf } from "./phone";
 import type { PreparedRow } from "./rows";
 import type { Answer, CheckStatus, IdentifierStatus } from "./results";
@@ -112,10 +113,18 @@ const hlr = (s: "reachable" | "unreachable" | "invalid", extra: { ported?: boole
     country: s === "invalid" ? null : "US",
   },
 });
-const mailbox = (exists: boolean | null, extra: { catchAll?: boolean; disposable?: boolean } = {}): Answer => ({
+type MailboxExtra = { catchAll?: boolean; disposable?: boolean; mxFound?: boolean; role?: boolean; free?: boolean; didYouMean?: string | null };
+const mailbox = (exists: boolean | null, extra: MailboxExtra = {}): Answer => ({
   status: "ok",
   registered: exists,
-  attributes: { catch_all: Boolean(extra.catchAll), disposable: Boolean(extra.disposable), mx_found: true },
+  attributes: {
+    catch_all: Boolean(extra.catchAll),
+    disposable: Boolean(extra.disposable),
+    mx_found: extra.mxFound ?? true,
+    role_account: Boolean(extra.role),
+    free_provider: Boolean(extra.free),
+    did_you_mean: extra.didYouMean ?? null,
+  },
 });
 
 const CLEAN_NUMBER: Partial<Record<CheckCode, Answer>> = {
@@ -243,6 +252,14 @@ export const TEST_PROFILES: readonly TestProfile[] = [
   { value: `undeliverable@${TEST_EMAIL_DOMAIN}`, kind: "email", summary: "mailbox does not exist", answers: { email: mailbox(false) } },
   { value: `catchall@${TEST_EMAIL_DOMAIN}`, kind: "email", summary: "catch-all domain: registered null, catch_all true (conclusive)", answers: { email: mailbox(null, { catchAll: true }) } },
   { value: `disposable@${TEST_EMAIL_DOMAIN}`, kind: "email", summary: "mailbox exists on a disposable-address domain", answers: { email: mailbox(true, { disposable: true }) } },
+  { value: `info@${TEST_EMAIL_DOMAIN}`, kind: "email", summary: "role account: mailbox exists, role_account true", answers: { email: mailbox(true, { role: true }) } },
+  { value: `free@${TEST_EMAIL_DOMAIN}`, kind: "email", summary: "mailbox exists at a free mail provider: free_provider true", answers: { email: mailbox(true, { free: true }) } },
+  {
+    value: `typo@${TEST_EMAIL_DOMAIN}`,
+    kind: "email",
+    summary: "mistyped domain that receives no mail: registered false, mx_found false, did_you_mean gmail.com (conclusive)",
+    answers: { email: mailbox(false, { mxFound: false, didYouMean: "gmail.com" }) },
+  },
   { value: `unknown@${TEST_EMAIL_DOMAIN}`, kind: "email", summary: "greylisted: status unknown (free)", answers: { email: status("unknown") } },
   { value: `suppressed@${TEST_EMAIL_DOMAIN}`, kind: "email", summary: "suppressed address: row reported as suppressed (free)", rowStatus: "suppressed", answers: {} },
   { value: `pending@${TEST_EMAIL_DOMAIN}`, kind: "email", summary: "slow mail server: the lookup is pending and completes 3 seconds after creation, mailbox exists", pendingSeconds: 3, answers: DELIVERABLE },
@@ -378,9 +395,13 @@ export function derivedAnswer(check: CheckCode, row: Pick<PreparedRow, "e164" | 
     }
     case "email": {
       const disposable = row.domain !== null && DISPOSABLE_DOMAINS.has(row.domain);
-      if (u < 0.7) return mailbox(true, { disposable });
-      if (u < 0.85) return mailbox(false, { disposable });
-      if (u < 0.95) return mailbox(null, { catchAll: true, disposable });
+      // The live rules on the address itself; every derived answer has a mail host (mx_found true).
+      const at = id.lastIndexOf("@");
+      const traits = emailTraits(id.slice(0, at), row.domain ?? id.slice(at + 1), true);
+      const extra = { disposable, role: traits.role_account, free: traits.free_provider, didYouMean: traits.did_you_mean };
+      if (u < 0.7) return mailbox(true, extra);
+      if (u < 0.85) return mailbox(false, extra);
+      if (u < 0.95) return mailbox(null, { ...extra, catchAll: true });
       return status("unknown");
     }
   }

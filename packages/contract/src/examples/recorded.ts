@@ -23,7 +23,7 @@ export const RECORDED_CALLS: readonly RecordedCall[] = [
     "status": 200,
     "contentType": "application/json",
     "response": {
-      "id": "lkp_0VcHz3PdXUvv7q6rXpK6sldJ3S",
+      "id": "lkp_0VcI7DDaHC5LvfuwntpWf8RY66",
       "object": "lookup",
       "status": "completed",
       "livemode": false,
@@ -31,8 +31,8 @@ export const RECORDED_CALLS: readonly RecordedCall[] = [
         "number.spam",
         "email"
       ],
-      "created_at": "2026-11-28T17:14:59.561Z",
-      "completed_at": "2026-11-28T17:14:59.561Z",
+      "created_at": "2026-11-28T17:47:23.878Z",
+      "completed_at": "2026-11-28T17:47:23.878Z",
       "webhook_endpoint_id": null,
       "summary": {
         "total": 2,
@@ -70,7 +70,7 @@ export const RECORDED_CALLS: readonly RecordedCall[] = [
               },
               "cached": false,
               "billed": false,
-              "checked_at": "2026-11-28T17:14:59.561Z"
+              "checked_at": "2026-11-28T17:47:23.878Z"
             }
           ]
         },
@@ -91,11 +91,14 @@ export const RECORDED_CALLS: readonly RecordedCall[] = [
               "attributes": {
                 "catch_all": false,
                 "disposable": false,
-                "mx_found": true
+                "mx_found": true,
+                "role_account": false,
+                "free_provider": false,
+                "did_you_mean": null
               },
               "cached": false,
               "billed": false,
-              "checked_at": "2026-11-28T17:14:59.561Z"
+              "checked_at": "2026-11-28T17:47:23.878Z"
             }
           ]
         }
@@ -119,14 +122,14 @@ export const RECORDED_CALLS: readonly RecordedCall[] = [
     "status": 202,
     "contentType": "application/json",
     "response": {
-      "id": "lkp_0VcHz3PqHzBk8MUpzF79I57MWv",
+      "id": "lkp_0VcI7DDm8w0YubBFTTVIvddMrF",
       "object": "lookup",
       "status": "pending",
       "livemode": false,
       "checks": [
         "whatsapp"
       ],
-      "created_at": "2026-11-28T17:14:59.574Z",
+      "created_at": "2026-11-28T17:47:23.890Z",
       "completed_at": null,
       "webhook_endpoint_id": null,
       "summary": {
@@ -159,7 +162,7 @@ export const RECORDED_CALLS: readonly RecordedCall[] = [
         }
       ],
       "next": {
-        "poll_url": "http://localhost:8080/v1/lookups/lkp_0VcHz3PqHzBk8MUpzF79I57MWv"
+        "poll_url": "http://localhost:8080/v1/lookups/lkp_0VcI7DDm8w0YubBFTTVIvddMrF"
       }
     }
   },
@@ -184,7 +187,7 @@ export const RECORDED_CALLS: readonly RecordedCall[] = [
         "retryable": false,
         "param": "checks",
         "doc_url": "http://localhost:8080/docs/errors#invalid_request",
-        "request_id": "req_sKKAkSu3hDnNJ4NT67yQfi"
+        "request_id": "req_H1XaVIBeEQvc0BIck8hut2"
       }
     }
   },
@@ -215,7 +218,7 @@ export const RECORDED_CALLS: readonly RecordedCall[] = [
         "retryable": false,
         "param": null,
         "doc_url": "http://localhost:8080/docs/errors#unauthorized",
-        "request_id": "req_9RHjftOC3r1Qk9x1MAsDwa"
+        "request_id": "req_JEtUZRPP6XSnmEznShwPwI"
       }
     }
   },
@@ -223,22 +226,22 @@ export const RECORDED_CALLS: readonly RecordedCall[] = [
     "operationId": "getLookup",
     "key": "sandbox",
     "method": "get",
-    "path": "/v1/lookups/lkp_0VcHz3PqHzBk8MUpzF79I57MWv",
+    "path": "/v1/lookups/lkp_0VcI7DDm8w0YubBFTTVIvddMrF",
     "query": {
       "wait": "10"
     },
     "status": 200,
     "contentType": "application/json",
     "response": {
-      "id": "lkp_0VcHz3PqHzBk8MUpzF79I57MWv",
+      "id": "lkp_0VcI7DDm8w0YubBFTTVIvddMrF",
       "object": "lookup",
       "status": "completed",
       "livemode": false,
       "checks": [
         "whatsapp"
       ],
-      "created_at": "2026-11-28T17:14:59.574Z",
-      "completed_at": "2026-11-28T17:15:02.577Z",
+      "created_at": "2026-11-28T17:47:23.890Z",
+      "completed_at": "2026-11-28T17:47:26.893Z",
       "webhook_endpoint_id": null,
       "summary": {
         "total": 1,
@@ -265,7 +268,7 @@ export const RECORDED_CALLS: readonly RecordedCall[] = [
               "attributes": {
                 "business": false
               },
-              "checked_at": "2026-11-28T17:15:02.577Z",
+              "checked_at": "2026-11-28T17:47:26.893Z",
               "registered": true
             }
           ]
@@ -288,7 +291,7 @@ export const RECORDED_CALLS: readonly RecordedCall[] = [
         "retryable": false,
         "param": null,
         "doc_url": "http://localhost:8080/docs/errors#not_found",
-        "request_id": "req_vvMC0XNHJz4Jqf6eRCTYnt"
+        "request_id": "req_uP1o7dXWzRY4htxGGnwgsM"
       }
     }
   },
@@ -393,7 +396,7 @@ export const RECORDED_CALLS: readonly RecordedCall[] = [
     "status": 201,
     "contentType": "application/json",
     "response": {
-      "id": "job_0VcHz4CvkOeSSzy2KHX4QC9BRL",
+      "id": "job_0VcI7E13WtdO2f0cH9mkydMGEc",
       "object": "job",
       "status": "completed",
       "livemode": false,
@@ -421,12 +424,12 @@ export const RECORDED_CALLS: readonly RecordedCall[] = [
       "max_cost": null,
       "webhook_endpoint_id": null,
       "progress_events": false,
-      "created_at": "2026-11-28T17:15:02.619Z",
-      "started_at": "2026-11-28T17:15:02.619Z",
-      "finished_at": "2026-11-28T17:15:02.619Z",
+      "created_at": "2026-11-28T17:47:26.947Z",
+      "started_at": "2026-11-28T17:47:26.947Z",
+      "finished_at": "2026-11-28T17:47:26.947Z",
       "purged_at": null,
       "failure": null,
-      "results_url": "http://localhost:8080/v1/jobs/job_0VcHz4CvkOeSSzy2KHX4QC9BRL/results",
+      "results_url": "http://localhost:8080/v1/jobs/job_0VcI7E13WtdO2f0cH9mkydMGEc/results",
       "estimate": {
         "rows": {
           "total": 4,
@@ -490,11 +493,11 @@ export const RECORDED_CALLS: readonly RecordedCall[] = [
     "operationId": "getJob",
     "key": "sandbox",
     "method": "get",
-    "path": "/v1/jobs/job_0VcHz4CvkOeSSzy2KHX4QC9BRL",
+    "path": "/v1/jobs/job_0VcI7E13WtdO2f0cH9mkydMGEc",
     "status": 200,
     "contentType": "application/json",
     "response": {
-      "id": "job_0VcHz4CvkOeSSzy2KHX4QC9BRL",
+      "id": "job_0VcI7E13WtdO2f0cH9mkydMGEc",
       "object": "job",
       "status": "completed",
       "livemode": false,
@@ -522,19 +525,19 @@ export const RECORDED_CALLS: readonly RecordedCall[] = [
       "max_cost": null,
       "webhook_endpoint_id": null,
       "progress_events": false,
-      "created_at": "2026-11-28T17:15:02.619Z",
-      "started_at": "2026-11-28T17:15:02.619Z",
-      "finished_at": "2026-11-28T17:15:02.619Z",
+      "created_at": "2026-11-28T17:47:26.947Z",
+      "started_at": "2026-11-28T17:47:26.947Z",
+      "finished_at": "2026-11-28T17:47:26.947Z",
       "purged_at": null,
       "failure": null,
-      "results_url": "http://localhost:8080/v1/jobs/job_0VcHz4CvkOeSSzy2KHX4QC9BRL/results"
+      "results_url": "http://localhost:8080/v1/jobs/job_0VcI7E13WtdO2f0cH9mkydMGEc/results"
     }
   },
   {
     "operationId": "listJobResults",
     "key": "sandbox",
     "method": "get",
-    "path": "/v1/jobs/job_0VcHz4CvkOeSSzy2KHX4QC9BRL/results",
+    "path": "/v1/jobs/job_0VcI7E13WtdO2f0cH9mkydMGEc/results",
     "query": {
       "limit": "2"
     },
@@ -571,7 +574,7 @@ export const RECORDED_CALLS: readonly RecordedCall[] = [
                 "reason_government": false,
                 "reason_unassigned": false
               },
-              "checked_at": "2026-11-28T17:15:02.617Z",
+              "checked_at": "2026-11-28T17:47:26.945Z",
               "registered": false
             }
           ]
@@ -604,37 +607,37 @@ export const RECORDED_CALLS: readonly RecordedCall[] = [
                 "reason_government": true,
                 "reason_unassigned": false
               },
-              "checked_at": "2026-11-28T17:15:02.617Z",
+              "checked_at": "2026-11-28T17:47:26.945Z",
               "registered": true
             }
           ]
         }
       ],
       "has_more": true,
-      "next_cursor": "eyJsIjoiam9iXzBWY0h6NEN2a09lU1N6eTJLSFg0UUM5QlJMIiwiciI6Mn0.B15jGXd0Si6KsECnwebQ_gFQ"
+      "next_cursor": "eyJsIjoiam9iXzBWY0k3RTEzV3RkTzJmMGNIOW1reWRNR0VjIiwiciI6Mn0.Kj1nSgvN2LLDjykTDjfW5W_i"
     }
   },
   {
     "operationId": "downloadJobResults",
     "key": "sandbox",
     "method": "get",
-    "path": "/v1/jobs/job_0VcHz4CvkOeSSzy2KHX4QC9BRL/download",
+    "path": "/v1/jobs/job_0VcI7E13WtdO2f0cH9mkydMGEc/download",
     "query": {
       "format": "csv"
     },
     "status": 200,
     "contentType": "text/csv",
-    "response": "row_no,input_masked,e164,country,number_status,service,status,registered,business,checked_at,cached,billed,kind,email,email_status,number.spam.status,number.spam.registered,number.spam.risk_level,number.spam.risk_score,number.spam.reason_regulator,number.spam.reason_government,number.spam.reason_community,number.spam.reason_unassigned,number.spam.voip_range,number.spam.top_category,number.spam.first_seen,number.spam.last_seen,number.spam.sources,number.spam.billed,email.status,email.registered,email.catch_all,email.disposable,email.mx_found,email.billed\r\n1,'+120******00,+12025550100,US,valid,number.spam,ok,false,,2026-11-28T17:15:02.617Z,false,false,number,,,ok,false,no_reports,0,false,false,false,false,false,,,,0,false,,,,,,\r\n2,'+120******01,+12025550101,US,valid,number.spam,ok,true,,2026-11-28T17:15:02.617Z,false,false,number,,,ok,true,high,94,true,true,true,false,true,impersonation,2024-03,2026-10,3,false,,,,,,\r\n3,'+120******02,+12025550102,US,valid,number.spam,ok,true,,2026-11-28T17:15:02.617Z,false,false,number,,,ok,true,medium,36,false,true,false,false,false,telemarketing,2025-01,2026-09,1,false,,,,,,\r\n4,d***@example.com,,,,email,ok,true,,2026-11-28T17:15:02.617Z,false,false,email,deliverable@example.com,valid,,,,,,,,,,,,,,,ok,true,false,false,true,false\r\n"
+    "response": "row_no,input_masked,e164,country,number_status,service,status,registered,business,checked_at,cached,billed,kind,email,email_status,number.spam.status,number.spam.registered,number.spam.risk_level,number.spam.risk_score,number.spam.reason_regulator,number.spam.reason_government,number.spam.reason_community,number.spam.reason_unassigned,number.spam.voip_range,number.spam.top_category,number.spam.first_seen,number.spam.last_seen,number.spam.sources,number.spam.billed,email.status,email.registered,email.catch_all,email.disposable,email.mx_found,email.role_account,email.free_provider,email.did_you_mean,email.billed\r\n1,'+120******00,+12025550100,US,valid,number.spam,ok,false,,2026-11-28T17:47:26.945Z,false,false,number,,,ok,false,no_reports,0,false,false,false,false,false,,,,0,false,,,,,,,,,\r\n2,'+120******01,+12025550101,US,valid,number.spam,ok,true,,2026-11-28T17:47:26.945Z,false,false,number,,,ok,true,high,94,true,true,true,false,true,impersonation,2024-03,2026-10,3,false,,,,,,,,,\r\n3,'+120******02,+12025550102,US,valid,number.spam,ok,true,,2026-11-28T17:47:26.945Z,false,false,number,,,ok,true,medium,36,false,true,false,false,false,telemarketing,2025-01,2026-09,1,false,,,,,,,,,\r\n4,d***@example.com,,,,email,ok,true,,2026-11-28T17:47:26.945Z,false,false,email,deliverable@example.com,valid,,,,,,,,,,,,,,,ok,true,false,false,true,false,false,,false\r\n"
   },
   {
     "operationId": "deleteJob",
     "key": "sandbox",
     "method": "delete",
-    "path": "/v1/jobs/job_0VcHz4CvkOeSSzy2KHX4QC9BRL",
+    "path": "/v1/jobs/job_0VcI7E13WtdO2f0cH9mkydMGEc",
     "status": 200,
     "contentType": "application/json",
     "response": {
-      "id": "job_0VcHz4CvkOeSSzy2KHX4QC9BRL",
+      "id": "job_0VcI7E13WtdO2f0cH9mkydMGEc",
       "object": "job",
       "status": "completed",
       "livemode": false,
@@ -662,12 +665,12 @@ export const RECORDED_CALLS: readonly RecordedCall[] = [
       "max_cost": null,
       "webhook_endpoint_id": null,
       "progress_events": false,
-      "created_at": "2026-11-28T17:15:02.619Z",
-      "started_at": "2026-11-28T17:15:02.619Z",
-      "finished_at": "2026-11-28T17:15:02.619Z",
-      "purged_at": "2026-11-28T17:15:02.654Z",
+      "created_at": "2026-11-28T17:47:26.947Z",
+      "started_at": "2026-11-28T17:47:26.947Z",
+      "finished_at": "2026-11-28T17:47:26.947Z",
+      "purged_at": "2026-11-28T17:47:26.997Z",
       "failure": null,
-      "results_url": "http://localhost:8080/v1/jobs/job_0VcHz4CvkOeSSzy2KHX4QC9BRL/results"
+      "results_url": "http://localhost:8080/v1/jobs/job_0VcI7E13WtdO2f0cH9mkydMGEc/results"
     }
   },
   {
@@ -782,7 +785,7 @@ export const RECORDED_CALLS: readonly RecordedCall[] = [
     "status": 201,
     "contentType": "application/json",
     "response": {
-      "id": "we_ibdQCOCBYEfH49lq1iTz8Y",
+      "id": "we_YIRza8z31du1DBDj14Kuao",
       "object": "webhook_endpoint",
       "url": "https://hooks.example.com/svc",
       "events": [
@@ -791,9 +794,9 @@ export const RECORDED_CALLS: readonly RecordedCall[] = [
       ],
       "status": "pending_verification",
       "livemode": false,
-      "created_at": "2026-11-28T17:15:02.685Z",
+      "created_at": "2026-11-28T17:47:27.049Z",
       "verified_at": null,
-      "secret": "whsec_GfkjZwlXizbv1OUsK16idNWL52lnr9FZ"
+      "secret": "whsec_s1tyE8EuD8ev1odpVTYvLuC24ASjEuLl"
     }
   },
   {
@@ -817,7 +820,7 @@ export const RECORDED_CALLS: readonly RecordedCall[] = [
         "retryable": false,
         "param": null,
         "doc_url": "http://localhost:8080/docs/errors#invalid_request",
-        "request_id": "req_P1hHfYtBnrkwCskK6abNfd"
+        "request_id": "req_wi46m1oPXPioME1A2wMStN"
       }
     }
   },
@@ -832,7 +835,7 @@ export const RECORDED_CALLS: readonly RecordedCall[] = [
       "object": "list",
       "data": [
         {
-          "id": "we_ibdQCOCBYEfH49lq1iTz8Y",
+          "id": "we_YIRza8z31du1DBDj14Kuao",
           "object": "webhook_endpoint",
           "url": "https://hooks.example.com/svc",
           "events": [
@@ -841,7 +844,7 @@ export const RECORDED_CALLS: readonly RecordedCall[] = [
           ],
           "status": "pending_verification",
           "livemode": false,
-          "created_at": "2026-11-28T17:15:02.685Z",
+          "created_at": "2026-11-28T17:47:27.049Z",
           "verified_at": null
         }
       ]
@@ -851,7 +854,7 @@ export const RECORDED_CALLS: readonly RecordedCall[] = [
     "operationId": "updateWebhookEndpoint",
     "key": "personal",
     "method": "patch",
-    "path": "/v1/webhook_endpoints/we_ibdQCOCBYEfH49lq1iTz8Y",
+    "path": "/v1/webhook_endpoints/we_YIRza8z31du1DBDj14Kuao",
     "body": {
       "events": [
         "job.completed"
@@ -860,7 +863,7 @@ export const RECORDED_CALLS: readonly RecordedCall[] = [
     "status": 200,
     "contentType": "application/json",
     "response": {
-      "id": "we_ibdQCOCBYEfH49lq1iTz8Y",
+      "id": "we_YIRza8z31du1DBDj14Kuao",
       "object": "webhook_endpoint",
       "url": "https://hooks.example.com/svc",
       "events": [
@@ -868,7 +871,7 @@ export const RECORDED_CALLS: readonly RecordedCall[] = [
       ],
       "status": "pending_verification",
       "livemode": false,
-      "created_at": "2026-11-28T17:15:02.685Z",
+      "created_at": "2026-11-28T17:47:27.049Z",
       "verified_at": null
     }
   },
@@ -876,12 +879,12 @@ export const RECORDED_CALLS: readonly RecordedCall[] = [
     "operationId": "testWebhookEndpoint",
     "key": "personal",
     "method": "post",
-    "path": "/v1/webhook_endpoints/we_ibdQCOCBYEfH49lq1iTz8Y/test",
+    "path": "/v1/webhook_endpoints/we_YIRza8z31du1DBDj14Kuao/test",
     "status": 202,
     "contentType": "application/json",
     "response": {
       "object": "event",
-      "id": "evt_0VcHz4EPFwaO1SY02MxHTBJZEq",
+      "id": "evt_0VcI7E3BCwIHnQABUsEQ3PnrUg",
       "type": "webhook.test"
     }
   },
@@ -889,7 +892,7 @@ export const RECORDED_CALLS: readonly RecordedCall[] = [
     "operationId": "deleteWebhookEndpoint",
     "key": "personal",
     "method": "delete",
-    "path": "/v1/webhook_endpoints/we_ibdQCOCBYEfH49lq1iTz8Y",
+    "path": "/v1/webhook_endpoints/we_YIRza8z31du1DBDj14Kuao",
     "status": 204,
     "response": null
   },
@@ -1120,6 +1123,21 @@ export const RECORDED_CALLS: readonly RecordedCall[] = [
               "name": "mx_found",
               "type": "boolean",
               "description": "the domain publishes mail exchangers (or an address record used as fallback)"
+            },
+            {
+              "name": "role_account",
+              "type": "boolean",
+              "description": "the local part (without a +tag) names a role or group, not a person: info, sales, postmaster …"
+            },
+            {
+              "name": "free_provider",
+              "type": "boolean",
+              "description": "the domain is a free mail provider where anyone can open an address (gmail.com, outlook.com …); sub-domains are not"
+            },
+            {
+              "name": "did_you_mean",
+              "type": "string|null",
+              "description": "the domain the address was probably meant for (gmial.com → gmail.com): given only when the typed domain receives no mail or is a known misspelling; null otherwise"
             }
           ],
           "prices": {
@@ -1144,10 +1162,10 @@ export const RECORDED_CALLS: readonly RecordedCall[] = [
     "status": 200,
     "contentType": "application/json",
     "response": {
-      "challenge": "eyJuIjoiY2t3cmxNRG41dVRDclNpZkpZTUV4diIsImUiOjE3OTU4ODY3MDIsImQiOjR9.IvSVd4NBxxo5ChCkafvZTrjOpPU-AUOr",
+      "challenge": "eyJuIjoiMkZONWlKdG1xZzR1VDZJRkxGMFNOeSIsImUiOjE3OTU4ODg2NDcsImQiOjR9.G3ECNIY_ulV_2IsrcLoeMGpJHTMMa3Sw",
       "algorithm": "sha256",
       "difficulty": 4,
-      "expires_at": "2026-11-28T17:25:02.719Z",
+      "expires_at": "2026-11-28T17:57:27.092Z",
       "token_format": "<challenge>:<nonce>, where SHA-256 of that string starts with `difficulty` zero bits"
     }
   },
@@ -1167,7 +1185,7 @@ export const RECORDED_CALLS: readonly RecordedCall[] = [
     "contentType": "application/json",
     "response": {
       "object": "test_key",
-      "key": "svc_test_eXhYNLlretRrEm8rpBLCvYcsTHtGvx0Sn3ZH",
+      "key": "svc_test_vdWbLH9q2Owe36bNI6COkaqB8TkOma0TnT1i",
       "mode": "test",
       "scopes": [
         "lookup:write",
@@ -1177,7 +1195,7 @@ export const RECORDED_CALLS: readonly RecordedCall[] = [
         "account:read",
         "webhooks:manage"
       ],
-      "created_at": "2026-11-28T17:15:02.724Z",
+      "created_at": "2026-11-28T17:47:27.099Z",
       "live_access": {
         "status": "requested",
         "note": "Live access is reviewed by hand; we reply to the address you gave."
@@ -1194,7 +1212,7 @@ export const RECORDED_CALLS: readonly RecordedCall[] = [
     "response": {
       "status": "ok",
       "database": "ok",
-      "time": "2026-11-28T17:15:02.735Z"
+      "time": "2026-11-28T17:47:27.119Z"
     }
   }
 ];

@@ -102,6 +102,9 @@ export const EmailAttributes = Attributes(
     catch_all: bool("email", "catch_all"),
     disposable: bool("email", "disposable"),
     mx_found: bool("email", "mx_found"),
+    role_account: bool("email", "role_account"),
+    free_provider: bool("email", "free_provider"),
+    did_you_mean: nullableStr("email", "did_you_mean"),
   },
   "email",
 );

@@ -117,10 +117,11 @@ function source(extra: Partial<SmtpEmailSourceOptions> = {}): SmtpEmailSource {
 const id = (email: string | null): Identifier => ({ e164: null, email, domain: email?.split("@")[1] ?? null, country: null, numberType: undefined });
 const check = (email: string | null, extra: Partial<SmtpEmailSourceOptions> = {}, signal = new AbortController().signal) => source(extra).lookup(id(email), signal);
 
-const ok = (registered: boolean | null, attrs: { catch_all?: boolean; disposable?: boolean; mx_found?: boolean } = {}): Answer => ({
+type Attrs = { catch_all?: boolean; disposable?: boolean; mx_found?: boolean; role_account?: boolean; free_provider?: boolean; did_you_mean?: string | null };
+const ok = (registered: boolean | null, attrs: Attrs = {}): Answer => ({
   status: "ok",
   registered,
-  attributes: { catch_all: false, disposable: false, mx_found: true, ...attrs },
+  attributes: { catch_all: false, disposable: false, mx_found: true, role_account: false, free_provider: false, did_you_mean: null, ...attrs },
 });
 const UNKNOWN: Answer = { status: "unknown", registered: null, attributes: null };
 const INVALID: Answer = { status: "invalid", registered: null, attributes: null };

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import net from "node:net";
-import { isDeliverableAddress, parseEmail, type Answer } from "@svc/domain";
+import { emailTraits, isDeliverableAddress, parseEmail, type Answer } from "@svc/domain";
 import { SourceError, type Identifier, type Source } from "../types";
 import { isDisposableDomain } from "./disposable";
 import { DnsError, DnsResolver } from "./dns";
@@ -87,8 +87,10 @@ const ADDRESS_LITERAL = /^\[(?:\d{1,3}(?:\.\d{1,3}){3}|IPv6:[0-9A-Fa-f:.]+)\]$/;
  *   refused, DNS timeout/SERVFAIL, the deadline running out (also while waiting for
  *   a session), a server backing off, a target accepted but the catch-all probe
  *   unanswered, a primary MX with no usable address while a backup has one.
- * Attributes of an `ok` answer are always `{ catch_all, disposable, mx_found }`;
- * mx_found means a mail host to talk to was found (MX, or implicit MX via A/AAAA).
+ * Attributes of an `ok` answer are always `{ catch_all, disposable, mx_found,
+ * role_account, free_provider, did_you_mean }`; mx_found means a mail host to talk
+ * to was found (MX, or implicit MX via A/AAAA). The last three are `emailTraits`
+ * (@svc/domain): they never change `registered` or billing.
  * `unknown` and `invalid` answers carry no attributes, like every other source.
  *
  * Unknown or SourceError? The runner counts every SourceError against the route's
@@ -176,7 +178,8 @@ export class SmtpEmailSource implements Source {
     const ok = (registered: boolean | null, catchAll: boolean, mxFound: boolean): Answer => ({
       status: "ok",
       registered,
-      attributes: { catch_all: catchAll, disposable, mx_found: mxFound },
+      // role_account, free_provider, did_you_mean: the domain's rules; the MX answer decides whether a typo is suggested.
+      attributes: { catch_all: catchAll, disposable, mx_found: mxFound, ...emailTraits(local, domain, mxFound) },
     });
     const servers = await this.primaryServers(domain, signal);
     if (servers === "no_mail") return ok(false, false, false);
