@@ -65,27 +65,28 @@ export async function keyCreate(args: string[], ctx: CliContext): Promise<Record
     throw new CliError("this account requires an --allow-ip list on live and agent keys");
   }
 
-  const key = generateApiKey(mode);
-  const created = await insertApiKey(ctx.store.pool, {
-    accountId,
-    mode,
-    keyHash: hashApiKey(ctx.secret, key),
-    hint: keyHint(key),
-    scopes,
-    allowIps,
-    dailySpendCapMicros: dailySpendCap,
-    expiresAt,
-  });
+  return issueKey(ctx.store.pool, ctx.secret, { accountId, mode, scopes, allowIps, dailySpendCapMicros: dailySpendCap, expiresAt });
+}
+
+export type NewKey = { accountId: string; mode: KeyMode; scopes: Scope[]; allowIps: string[]; dailySpendCapMicros: bigint | null; expiresAt: Date | null };
+
+/**
+ * Makes a key and stores only its keyed hash; answers the key itself, shown this once.
+ * `key create` and `live-access approve` both issue keys through it.
+ */
+export async function issueKey(sql: Parameters<typeof insertApiKey>[0], secret: string, k: NewKey): Promise<Record<string, unknown> & { id: string; key: string }> {
+  const key = generateApiKey(k.mode);
+  const created = await insertApiKey(sql, { ...k, keyHash: hashApiKey(secret, key), hint: keyHint(key) });
   return {
     object: "api_key",
     id: created.id,
-    account_id: accountId,
-    mode,
+    account_id: k.accountId,
+    mode: k.mode,
     key,
-    scopes,
-    allow_ips: allowIps,
-    daily_spend_cap: dailySpendCap === null ? null : money(dailySpendCap),
-    expires_at: expiresAt ? expiresAt.toISOString() : null,
+    scopes: k.scopes,
+    allow_ips: k.allowIps,
+    daily_spend_cap: k.dailySpendCapMicros === null ? null : money(k.dailySpendCapMicros),
+    expires_at: k.expiresAt ? k.expiresAt.toISOString() : null,
     created_at: created.created_at.toISOString(),
   };
 }

@@ -1,16 +1,16 @@
-import { generateApiKey, hashApiKey, keyHint, maskEmailInput, money, scopesForNewKey } from "@svc/domain";
+import { maskEmailInput, money, scopesForNewKey } from "@svc/domain";
 import {
   accountRequiresIpAllowlist,
   decideLiveAccess,
   getAccount,
   getLiveAccessRequest,
-  insertApiKey,
   listLiveAccessRequests,
   withTransaction,
   type LiveAccessRequest,
 } from "@svc/store";
 import { CliError, parseFlags, required } from "../args";
 import type { CliContext } from "../context";
+import { issueKey } from "./key-create";
 
 /**
  * The live-access review of /get-test-key (docs/going-live.md). Every issued personal
@@ -73,7 +73,6 @@ export async function liveAccessApprove(args: string[], ctx: CliContext): Promis
   const id = required(flags, "id");
   const note = (flags.note ?? "").trim();
   if (note.length > 2000) throw new CliError("--note must be at most 2000 characters");
-  const key = generateApiKey("live");
   const scopes = scopesForNewKey("live", undefined);
   const outcome = await withTransaction(ctx.store.pool, async (client) => {
     const request = await pendingRequest(client, id);
@@ -81,16 +80,7 @@ export async function liveAccessApprove(args: string[], ctx: CliContext): Promis
     if (await accountRequiresIpAllowlist(client, request.account_id)) {
       throw new CliError(`account ${request.account_id} requires an IP allowlist on live keys: create the key with \`key create --mode live --allow-ip …\` and decline or note this request`);
     }
-    const created = await insertApiKey(client, {
-      accountId: request.account_id,
-      mode: "live",
-      keyHash: hashApiKey(ctx.secret, key),
-      hint: keyHint(key),
-      scopes,
-      allowIps: [],
-      dailySpendCapMicros: null,
-      expiresAt: null,
-    });
+    const created = await issueKey(client, ctx.secret, { accountId: request.account_id, mode: "live", scopes, allowIps: [], dailySpendCapMicros: null, expiresAt: null });
     const answered = await decideLiveAccess(client, { id, accountId: request.account_id, decision: "approved", note, liveKeyId: created.id, at: ctx.now() });
     return { request, created, answered };
   });
@@ -104,7 +94,7 @@ export async function liveAccessApprove(args: string[], ctx: CliContext): Promis
     account_id: outcome.request.account_id,
     balance: money(balance),
     note,
-    key: { object: "api_key", id: outcome.created.id, mode: "live", key, scopes, created_at: outcome.created.created_at.toISOString() },
+    key: outcome.created,
     next_steps: [
       "Send the key to the requester over a channel you trust; it is not shown again.",
       ...(balance === 0n
