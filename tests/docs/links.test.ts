@@ -1,34 +1,19 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
+import { headingSlugger } from "../../services/gateway/src/pages/render-guide";
 
 const ROOT = path.resolve(__dirname, "..", "..");
 
 /** Every Markdown file the repository holds (git's list: nothing built or installed). */
 const MARKDOWN = execFileSync("git", ["ls-files", "*.md"], { cwd: ROOT, encoding: "utf8" }).split("\n").filter(Boolean);
 
-/** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens. */
-function slug(heading: string): string {
-  return heading
-    .trim()
-    .toLowerCase()
-    .replace(/`/g, "")
-    .replace(/\[([^\]]*)\]\([^)]*\)/g, "$1")
-    .replace(/[^\p{L}\p{N}\s_-]/gu, "")
-    .replace(/\s/g, "-");
-}
-
+/** The anchors of a file's headings, as GitHub (and the gateway's guide pages) name them. */
 function anchorsOf(file: string): Set<string> {
   const text = readFileSync(file, "utf8").replace(/```[\s\S]*?```/g, "");
-  const seen = new Map<string, number>();
-  const anchors = new Set<string>();
-  for (const m of text.matchAll(/^#{1,6} (.+)$/gm)) {
-    const base = slug(m[1]!);
-    const n = seen.get(base) ?? 0;
-    seen.set(base, n + 1);
-    anchors.add(n === 0 ? base : `${base}-${n}`);
-  }
-  return anchors;
+  const slug = headingSlugger();
+  // The heading's text as rendered: inline code and links reduced to their text.
+  return new Set([...text.matchAll(/^#{1,6} (.+)$/gm)].map((m) => slug(m[1]!.replace(/`/g, "").replace(/\[([^\]]*)\]\([^)]*\)/g, "$1"))));
 }
 
 /** The relative links of a Markdown file (code blocks and inline code left out). */
