@@ -1,6 +1,7 @@
 /**
  * Every error code the API returns, with its HTTP status, whether a client may
- * retry, and the default human message (which never contains submitted values).
+ * retry, whether the answer carries `Retry-After` (`retryAfter`), and the default
+ * human message (which never contains submitted values).
  */
 export const ERROR_CODES = {
   invalid_request: { status: 400, retryable: false, message: "The request is not valid." },
@@ -17,15 +18,15 @@ export const ERROR_CODES = {
   not_found: { status: 404, retryable: false, message: "The resource does not exist." },
   method_not_allowed: { status: 405, retryable: false, message: "This method is not allowed on this path." },
   idempotency_key_reused: { status: 409, retryable: false, message: "This Idempotency-Key was used with a different request." },
-  idempotency_request_in_progress: { status: 409, retryable: true, message: "The first request with this Idempotency-Key is still running." },
+  idempotency_request_in_progress: { status: 409, retryable: true, retryAfter: true, message: "The first request with this Idempotency-Key is still running." },
   test_key_exists: { status: 409, retryable: false, message: "This address has already received the maximum number of test keys." },
   payload_too_large: { status: 413, retryable: false, message: "The request body is too large." },
-  rate_limited: { status: 429, retryable: true, message: "Too many requests." },
-  daily_cap_reached: { status: 429, retryable: true, message: "The daily cap is used up; it resets at 00:00 UTC." },
-  spend_cap_reached: { status: 429, retryable: false, message: "The spend cap is reached." },
+  rate_limited: { status: 429, retryable: true, retryAfter: true, message: "Too many requests." },
+  daily_cap_reached: { status: 429, retryable: true, retryAfter: true, message: "The daily cap is used up; it resets at 00:00 UTC." },
+  spend_cap_reached: { status: 429, retryable: false, retryAfter: true, message: "The spend cap is reached." },
   internal_error: { status: 500, retryable: true, message: "Something went wrong on our side." },
-  temporarily_unavailable: { status: 503, retryable: true, message: "The service is temporarily unavailable." },
-} as const satisfies Record<string, { status: number; retryable: boolean; message: string }>;
+  temporarily_unavailable: { status: 503, retryable: true, retryAfter: true, message: "The service is temporarily unavailable." },
+} as const satisfies Record<string, { status: number; retryable: boolean; retryAfter?: true; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 

@@ -1,7 +1,7 @@
 import type { TSchema } from "@sinclair/typebox";
 import { CHECK_CODES, DEFAULT_SCOPES, PUBLIC_SANDBOX_KEY, SANDBOX_SCOPES, SCOPES, type Scope } from "@svc/domain";
 import { applyExamples } from "./examples/apply";
-import { ERROR_CODES, ERROR_GUIDANCE } from "./error-codes";
+import { ERROR_CODE_LIST, ERROR_CODES, ERROR_GUIDANCE } from "./error-codes";
 import { ROUTES, type RouteDef } from "./routes";
 import { ServiceSchema } from "./schemas/catalog";
 import { CHECK_ATTRIBUTES } from "./schemas/checks";
@@ -57,7 +57,7 @@ const HEADERS: Record<string, Json> = {
 const headerRef = (name: string): Json => ({ $ref: `#/components/headers/${name}` });
 
 /** The error codes that the gateway answers with `Retry-After` (every 429 and 503, and the in-progress 409). */
-const RETRY_AFTER_CODES = new Set<string>(["rate_limited", "daily_cap_reached", "spend_cap_reached", "temporarily_unavailable", "idempotency_request_in_progress"]);
+const RETRY_AFTER_CODES = new Set<string>(ERROR_CODE_LIST.filter((code) => "retryAfter" in ERROR_CODES[code]));
 
 function operation(route: RouteDef, components: Record<string, unknown>): Json {
   const parameters: Json[] = [];
