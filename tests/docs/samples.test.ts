@@ -4,6 +4,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { codeSamples, MCP_TOOL_OF, RECORDED_CALLS, ROUTES, type CodeSample, type RecordedCall } from "@svc/contract";
+import { networkOf, PUBLIC_SANDBOX_KEY } from "@svc/domain";
+import { sandboxWindowKeys } from "../../services/gateway/src/http/rate-limit";
+import { utcDay } from "../../services/gateway/src/time";
 import { solveChallenge } from "../../services/gateway/src/test-keys/proof-of-work";
 import { accountWithKey } from "../support/fixtures";
 import { resolveExampleHooks } from "../support/examples";
@@ -46,9 +49,9 @@ afterAll(async () => {
  * key's per-address windows are emptied before each so the test does not trip them.
  */
 async function freshSandboxWindows(): Promise<void> {
-  const redis = gw.deps.redis as unknown as { keys(pattern: string): Promise<string[]>; del(...keys: string[]): Promise<number> };
-  const keys = await redis.keys(`{${gw.env.redisPrefix}:rl:sandbox:*`);
-  if (keys.length) await redis.del(...keys);
+  // The samples run on loopback: its network in each form the socket may report.
+  const keys = ["127.0.0.1", "::ffff:127.0.0.1", "::1"].flatMap((ip) => sandboxWindowKeys(gw.deps.config.REDIS_PREFIX, networkOf(ip), utcDay(new Date())));
+  await gw.deps.redis.del(...keys);
 }
 
 /** A challenge token of a fresh challenge, solved (what /get-test-key does in the browser). */
@@ -126,7 +129,7 @@ describe("the reference's code samples, run", () => {
   it.each(withTool.map((c) => [c.operationId, c] as const))("MCP tool: %s succeeds", async (_id, call) => {
     await freshSandboxWindows();
     const tool = JSON.parse(sampleOf(call, "MCP tool")!.source.replace(/^\/\/.*\n/, "")) as { name: string; arguments: Record<string, unknown> };
-    const key = call.key === "personal" ? personalKey : (await import("@svc/domain")).PUBLIC_SANDBOX_KEY;
+    const key = call.key === "personal" ? personalKey : PUBLIC_SANDBOX_KEY;
     const mcp = await startMcp({ SVC_API_KEY: key, SVC_BASE_URL: gw.url });
     try {
       const args = { ...tool.arguments };
